@@ -1,0 +1,15 @@
+"""jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
+from . import base, compile, name, ops, random  # noqa: F401
+from . import ndarray, symbol
+from . import ndarray as nd
+from . import symbol as sym
+from .attribute import AttrScope
+from .base import MXNetError
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .executor import Executor
+
+compile.enable_from_env()
+
+__version__ = "0.1.0"
+__all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",
+           "current_context", "gpu", "name", "nd", "ndarray", "num_gpus", "random", "sym", "symbol"]

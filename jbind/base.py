@@ -1,0 +1,48 @@
+"""Errors and small shared helpers.
+
+`MXNetError` is the root of every error jbind raises on bad input, so scripts that
+catch `mx.base.MXNetError` keep working. As in MXNet it subclasses `RuntimeError`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class MXNetError(RuntimeError):
+    """Base class of jbind's errors (MXNet 1.x name)."""
+
+
+class ShapeError(MXNetError):
+    """Shape inference found contradictory or impossible shapes."""
+
+
+class DTypeError(MXNetError):
+    """Type inference found contradictory dtypes."""
+
+
+class ParamError(MXNetError, TypeError):
+    """An operator got an unknown or malformed parameter."""
+
+
+# MXNet's numeric dtype codes, as stored in `__dtype__` attributes and .params files.
+DTYPE_MX_TO_NP = {
+    0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8,
+    4: np.int32, 5: np.int8, 6: np.int64, 7: np.bool_,
+}
+DTYPE_NP_TO_MX = {np.dtype(v): k for k, v in DTYPE_MX_TO_NP.items()}
+
+
+def np_dtype(dtype) -> np.dtype:
+    """Normalise a dtype given as a string, numpy type or MXNet code."""
+    if dtype is None:
+        return np.dtype(np.float32)
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        return np.dtype(DTYPE_MX_TO_NP[int(dtype)])
+    try:
+        return np.dtype(dtype)
+    except TypeError as e:
+        raise MXNetError(f"unknown dtype {dtype!r}") from e
+
+
+def fmt_shape(shape) -> str:
+    return "None" if shape is None else str(tuple(shape))

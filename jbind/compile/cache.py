@@ -1,0 +1,153 @@
+"""The compile cache: structural keys -> compiled XLA executables.
+
+JAX's own caches are keyed by function identity, and every freshly generated symbol
+gives a fresh function, so jbind keys compiled executables by what they compute: the
+graph's fingerprint, the bucket's shapes and dtypes, grad_req, mode and devices.
+The cache is thread-safe with single flight, LRU-bounded, and every miss is recorded
+with the part of the key that differed from the nearest entry.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from collections import OrderedDict, deque
+from concurrent.futures import Future
+from typing import Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheKey:
+    graph: str
+    shapes: tuple          # ((name, shape), ...)
+    dtypes: tuple          # ((name, dtype name), ...)
+    grad_req: tuple        # ((name, req), ...)
+    mode: str              # "infer" | "train_fwd" | "train"
+    devices: tuple         # (str(device), ...)
+
+    def diff(self, other: "CacheKey") -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            a, b = getattr(other, f.name), getattr(self, f.name)
+            if a == b:
+                continue
+            if isinstance(a, tuple) and a and isinstance(a[0], tuple):
+                da, db = dict(a), dict(b)
+                changed = [f"{k}: {da.get(k)} -> {db.get(k)}" for k in sorted(set(da) | set(db), key=str)
+                           if da.get(k) != db.get(k)]
+                parts.append(f"{f.name} ({'; '.join(changed[:4])}{'; ...' if len(changed) > 4 else ''})")
+            elif f.name == "graph":
+                parts.append(f"graph ({a[:8]} -> {b[:8]})")
+            else:
+                parts.append(f"{f.name} ({a} -> {b})")
+        return ", ".join(parts)
+
+
+@dataclasses.dataclass
+class Miss:
+    key: CacheKey
+    differs: str           # what differed from the nearest cached key ("new" if none)
+    seconds: float
+
+
+class CompileCache:
+    """Thread-safe LRU of compiled functions with single flight and statistics."""
+
+    def __init__(self, max_entries: int = 512):
+        self.max_entries = max_entries
+        self._entries: "OrderedDict[CacheKey, object]" = OrderedDict()
+        self._inflight: dict[CacheKey, Future] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+        self.compile_seconds = 0.0
+        self.miss_log: deque = deque(maxlen=256)
+
+    def get(self, key: CacheKey, build: Callable[[], object]):
+        """Return the entry for `key`, calling `build()` once if it is missing."""
+        with self._lock:
+            fn = self._entries.get(key)
+            if fn is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return fn
+            fut = self._inflight.get(key)
+            owner = fut is None
+            if owner:
+                fut = self._inflight[key] = Future()
+                self.misses += 1
+                differs = self._nearest_diff(key)
+        if not owner:
+            return fut.result()
+        t0 = time.perf_counter()
+        try:
+            fn = build()
+        except BaseException as e:
+            with self._lock:
+                del self._inflight[key]
+            fut.set_exception(e)
+            raise
+        dt = time.perf_counter() - t0
+        with self._lock:
+            self._entries[key] = fn
+            del self._inflight[key]
+            self.compile_seconds += dt
+            self.miss_log.append(Miss(key, differs, dt))
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+                self.evictions += 1
+        fut.set_result(fn)
+        return fn
+
+    def _nearest_diff(self, key: CacheKey) -> str:
+        best, score = None, -1
+        for k in reversed(self._entries):
+            s = sum(getattr(k, f.name) == getattr(key, f.name) for f in dataclasses.fields(key))
+            if s > score:
+                best, score = k, s
+        return "new" if best is None else key.diff(best)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __contains__(self, key):
+        return key in self._entries
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+
+    def stats(self) -> dict:
+        return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
+                "evictions": self.evictions, "compile_seconds": self.compile_seconds,
+                "max_entries": self.max_entries}
+
+
+CACHE = CompileCache()
+
+
+def stats() -> dict:
+    """Hits, misses, entries, evictions and seconds spent compiling, process-wide."""
+    return CACHE.stats()
+
+
+def misses() -> list:
+    """The recorded misses, oldest first: each with its key, what differed, and seconds."""
+    return list(CACHE.miss_log)
+
+
+def clear() -> None:
+    CACHE.clear()
+
+
+def set_max_entries(n: int) -> None:
+    CACHE.max_entries = int(n)
+
+
+@contextlib.contextmanager
+def count_compiles():
+    """Count cache misses (compiles) inside the block: `with count_compiles() as n: ...; n()`."""
+    start = CACHE.misses
+    yield lambda: CACHE.misses - start

@@ -1,0 +1,119 @@
+"""Devices: `mx.cpu(i)` and `mx.gpu(i)` name JAX devices."""
+from __future__ import annotations
+
+import threading
+
+import jax
+
+from .base import MXNetError
+
+_local = threading.local()
+
+
+class Context:
+    """A device, as MXNet's `mx.Context` (`cpu(0)`, `gpu(1)`)."""
+
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {v: k for k, v in devtype2str.items()}
+    __slots__ = ("device_type", "device_id", "_old", "_device")
+
+    def __init__(self, device_type, device_id: int = 0):
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if isinstance(device_type, int):
+            device_type = self.devtype2str[device_type]
+        if device_type not in ("cpu", "gpu", "cpu_pinned", "cpu_shared"):
+            raise MXNetError(f"unknown device type {device_type!r}")
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self._old = None
+        self._device = None
+
+    @property
+    def device_typeid(self) -> int:
+        return self.devstr2type[self.device_type]
+
+    @property
+    def jax_device(self):
+        """The JAX device this context names; raises MXNetError if there is none."""
+        d = self._device
+        if d is None:
+            d = self._device = _resolve(self.device_type, self.device_id)
+        return d
+
+    def __eq__(self, other):
+        return isinstance(other, Context) and (self.device_type, self.device_id) == \
+            (other.device_type, other.device_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        self._old = current_context()
+        _local.ctx = self
+        return self
+
+    def __exit__(self, *exc):
+        _local.ctx = self._old
+
+    def empty_cache(self):
+        pass
+
+
+_DEVICES: dict = {}
+
+
+def _resolve(kind: str, i: int):
+    platform = "gpu" if kind == "gpu" else "cpu"
+    devs = _DEVICES.get(platform)
+    if devs is None:
+        try:
+            devs = _DEVICES[platform] = jax.devices(platform)
+        except RuntimeError:
+            devs = _DEVICES[platform] = []
+    if not 0 <= i < len(devs):
+        hint = (" (set XLA_FLAGS=--xla_force_host_platform_device_count=N before JAX starts "
+                "for more CPU devices)") if platform == "cpu" else ""
+        raise MXNetError(f"{kind}({i}) does not exist: JAX has {len(devs)} {platform} device(s){hint}")
+    return devs[i]
+
+
+def cpu(device_id: int = 0) -> Context:
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    return Context("cpu_pinned", device_id)
+
+
+def num_gpus() -> int:
+    try:
+        return len(jax.devices("gpu"))
+    except RuntimeError:
+        return 0
+
+
+def current_context() -> Context:
+    ctx = getattr(_local, "ctx", None)
+    return ctx if ctx is not None else Context("cpu", 0)
+
+
+def context_of_device(device) -> Context:
+    return Context("gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu", device.id
+                   if device.platform == "cpu" else _gpu_index(device))
+
+
+def _gpu_index(device) -> int:
+    try:
+        return jax.devices("gpu").index(device)
+    except (RuntimeError, ValueError):
+        return device.id

@@ -1,0 +1,7 @@
+"""`mx.nd`: NDArray handles over jax arrays, creation functions and imperative operators."""
+from .ndarray import NDArray, arange, array, concat, empty, full, ones, waitall, zeros
+from .imperative import imperative_functions as _imperative_functions
+
+globals().update({k: v for k, v in _imperative_functions().items() if k not in globals()})
+
+__all__ = ["NDArray", "arange", "array", "concat", "empty", "full", "ones", "waitall", "zeros"]

@@ -1,0 +1,330 @@
+"""NDArray: a small mutable handle over an immutable `jax.Array`.
+
+MXNet scripts write into arrays in place (`exe.arg_dict['w'][:] = v`) and expect every
+holder of the array to see the write. A handle gives them that: assignment replaces the
+handle's `jax.Array`, and every executor holding the same handle reads the new one.
+"""
+from __future__ import annotations
+
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..base import MXNetError, np_dtype
+from ..context import Context, context_of_device, current_context
+
+_ZEROS: dict = {}
+
+
+def cached_zeros(shape, dtype, device):
+    """A shared all-zeros array: jax arrays are immutable, so one serves every new buffer."""
+    key = (tuple(shape), np.dtype(dtype).name, device)
+    z = _ZEROS.get(key)
+    if z is None:
+        z = _ZEROS[key] = jax.device_put(np.zeros(shape, dtype), device)
+        if len(_ZEROS) > 4096:
+            _ZEROS.clear()
+    return z
+
+
+class NDArray:
+    """MXNet's `mx.nd.NDArray`, backed by a `jax.Array`.
+
+    Differences from MXNet: basic slicing (`a[1:3]`) returns a copy, not a view, so
+    writes into a slice do not reach the parent array.
+    """
+
+    __slots__ = ("_data", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, data):
+        self._data = data
+
+    # --- properties -----------------------------------------------------------------
+    @property
+    def data(self) -> jax.Array:
+        """The current `jax.Array` (jbind extension)."""
+        return self._data
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._data.dtype).type
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def context(self) -> Context:
+        return context_of_device(_device_of(self._data))
+
+    ctx = context
+
+    @property
+    def stype(self) -> str:
+        return "default"
+
+    @property
+    def T(self) -> "NDArray":
+        return NDArray(self._data.T)
+
+    # --- conversion -----------------------------------------------------------------
+    def asnumpy(self) -> np.ndarray:
+        return np.array(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    def asscalar(self):
+        if self.shape != (1,) and self.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(-1)[0]
+
+    def wait_to_read(self):
+        self._data.block_until_ready()
+
+    def copy(self) -> "NDArray":
+        return NDArray(self._data)  # the buffer is immutable: sharing it is a copy
+
+    def copyto(self, other):
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            other[:] = self
+            return other
+        if isinstance(other, Context):
+            return NDArray(jax.device_put(self._data, other.jax_device))
+        raise TypeError(f"copyto does not support type {type(other).__name__}")
+
+    def as_in_context(self, context: Context) -> "NDArray":
+        if self.context == context:
+            return self
+        return self.copyto(context)
+
+    def astype(self, dtype, copy=True) -> "NDArray":
+        dt = np_dtype(dtype)
+        if not copy and dt == np.dtype(self._data.dtype):
+            return self
+        return NDArray(self._data.astype(dt))
+
+    def reshape(self, *shape, **kwargs) -> "NDArray":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = kwargs.pop("shape", shape)
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise TypeError(f"reshape: unknown arguments {sorted(kwargs)}")
+        from ..ops.shape import reshape_target
+        try:
+            target = reshape_target(self.shape, tuple(shape), reverse)
+        except ValueError as e:
+            raise MXNetError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
+        return NDArray(self._data.reshape(target))
+
+    def broadcast_to(self, shape) -> "NDArray":
+        return NDArray(jnp.broadcast_to(self._data, tuple(shape)))
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    # --- assignment -------------------------------------------------------------------
+    def _coerce(self, value, shape):
+        dev = _device_of(self._data)
+        dtype = self._data.dtype
+        if isinstance(value, NDArray):
+            value = value._data
+        if isinstance(value, numbers.Number) or np.ndim(value) == 0:
+            return jax.device_put(np.full(shape, value, dtype=dtype), dev)
+        vshape = tuple(np.shape(value))
+        if vshape != tuple(shape):
+            try:
+                np.broadcast_shapes(vshape, tuple(shape))
+                if len(vshape) > len(shape):
+                    raise ValueError
+            except ValueError:
+                raise MXNetError(f"cannot assign an array of shape {vshape} to an NDArray of shape "
+                                 f"{tuple(shape)}") from None
+        if isinstance(value, jax.Array):
+            v = value.astype(dtype) if value.dtype != dtype else value
+            v = jnp.broadcast_to(v, shape) if vshape != tuple(shape) else v
+            return jax.device_put(v, dev) if _device_of(v) != dev else v
+        v = np.asarray(value, dtype=dtype)
+        if vshape != tuple(shape):
+            v = np.broadcast_to(v, shape)
+        return jax.device_put(v, dev)
+
+    def __setitem__(self, key, value):
+        if isinstance(key, slice) and key == slice(None):
+            self._data = self._coerce(value, self.shape)
+            return
+        key = _index(key)
+        if isinstance(value, NDArray):
+            value = value._data
+        try:
+            self._data = self._data.at[key].set(jnp.asarray(value, dtype=self._data.dtype))
+        except (IndexError, TypeError, ValueError) as e:
+            raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
+
+    def __getitem__(self, key) -> "NDArray":
+        key = _index(key)
+        try:
+            return NDArray(self._data[key])
+        except (IndexError, TypeError) as e:
+            raise IndexError(f"index {key!r} out of range for NDArray of shape {self.shape}: {e}") from None
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        shape = "x".join(str(d) for d in self.shape)
+        return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+        return bool(self.asnumpy().reshape(-1)[0])
+
+    __hash__ = object.__hash__
+
+    # --- arithmetic ---------------------------------------------------------------------
+    def _op(self, other, fn, reverse=False):
+        o = other._data if isinstance(other, NDArray) else other
+        if isinstance(o, np.ndarray):
+            o = jnp.asarray(o)
+        if not isinstance(o, (jax.Array, numbers.Number, np.generic)):
+            return NotImplemented
+        if isinstance(o, (numbers.Number, np.generic)):
+            o = jnp.asarray(o, dtype=self._data.dtype)
+        a, b = (o, self._data) if reverse else (self._data, o)
+        return NDArray(fn(a, b))
+
+    def _iop(self, other, fn):
+        res = self._op(other, fn)
+        if res is NotImplemented:
+            return res
+        self._data = res._data.astype(self._data.dtype)
+        return self
+
+    def __add__(self, o): return self._op(o, jnp.add)
+    def __radd__(self, o): return self._op(o, jnp.add, True)
+    def __sub__(self, o): return self._op(o, jnp.subtract)
+    def __rsub__(self, o): return self._op(o, jnp.subtract, True)
+    def __mul__(self, o): return self._op(o, jnp.multiply)
+    def __rmul__(self, o): return self._op(o, jnp.multiply, True)
+    def __truediv__(self, o): return self._op(o, jnp.divide)
+    def __rtruediv__(self, o): return self._op(o, jnp.divide, True)
+    def __mod__(self, o): return self._op(o, jnp.mod)
+    def __rmod__(self, o): return self._op(o, jnp.mod, True)
+    def __pow__(self, o): return self._op(o, jnp.power)
+    def __rpow__(self, o): return self._op(o, jnp.power, True)
+    def __iadd__(self, o): return self._iop(o, jnp.add)
+    def __isub__(self, o): return self._iop(o, jnp.subtract)
+    def __imul__(self, o): return self._iop(o, jnp.multiply)
+    def __itruediv__(self, o): return self._iop(o, jnp.divide)
+    def __neg__(self): return NDArray(-self._data)
+    def __abs__(self): return NDArray(jnp.abs(self._data))
+
+    def _cmp(self, o, fn):
+        res = self._op(o, fn)
+        return res if res is NotImplemented else NDArray(res._data.astype(self._data.dtype))
+
+    def __eq__(self, o): return self._cmp(o, jnp.equal)
+    def __ne__(self, o): return self._cmp(o, jnp.not_equal)
+    def __lt__(self, o): return self._cmp(o, jnp.less)
+    def __le__(self, o): return self._cmp(o, jnp.less_equal)
+    def __gt__(self, o): return self._cmp(o, jnp.greater)
+    def __ge__(self, o): return self._cmp(o, jnp.greater_equal)
+
+    # --- a few reductions MXNet scripts call as methods ---------------------------------
+    def sum(self, axis=None, keepdims=False): return NDArray(jnp.sum(self._data, axis=axis, keepdims=keepdims))
+    def mean(self, axis=None, keepdims=False): return NDArray(jnp.mean(self._data, axis=axis, keepdims=keepdims))
+    def max(self, axis=None, keepdims=False): return NDArray(jnp.max(self._data, axis=axis, keepdims=keepdims))
+    def min(self, axis=None, keepdims=False): return NDArray(jnp.min(self._data, axis=axis, keepdims=keepdims))
+    def argmax(self, axis=None): return NDArray(jnp.argmax(self._data, axis=axis).astype(np.float32))
+    def exp(self): return NDArray(jnp.exp(self._data))
+    def log(self): return NDArray(jnp.log(self._data))
+    def sqrt(self): return NDArray(jnp.sqrt(self._data))
+    def square(self): return NDArray(jnp.square(self._data))
+    def abs(self): return NDArray(jnp.abs(self._data))
+    def clip(self, a_min, a_max): return NDArray(jnp.clip(self._data, a_min, a_max))
+    def flatten(self): return NDArray(self._data.reshape(self.shape[0], -1))
+    def transpose(self, axes=None): return NDArray(jnp.transpose(self._data, axes))
+    def expand_dims(self, axis): return NDArray(jnp.expand_dims(self._data, axis))
+    def norm(self): return NDArray(jnp.sqrt(jnp.sum(jnp.square(self._data))).reshape(1))
+
+
+def _index(key):
+    if isinstance(key, NDArray):
+        return np.asarray(key._data).astype(np.int64)
+    if isinstance(key, tuple):
+        return tuple(_index(k) for k in key)
+    return key
+
+
+def _device_of(arr):
+    devs = arr.devices()
+    return next(iter(devs))
+
+
+# --- creation -----------------------------------------------------------------------------
+def _dev(ctx):
+    return (ctx if ctx is not None else current_context()).jax_device
+
+
+def array(source_array, ctx=None, dtype=None) -> NDArray:
+    if isinstance(source_array, NDArray):
+        src = source_array._data
+        dtype = np_dtype(dtype) if dtype is not None else src.dtype
+        return NDArray(jax.device_put(src.astype(dtype), _dev(ctx)))
+    if dtype is None:
+        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+    a = np.asarray(source_array, dtype=np_dtype(dtype))
+    return NDArray(jax.device_put(a, _dev(ctx)))
+
+
+def _shape(shape):
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return NDArray(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx)))
+
+
+def empty(shape, ctx=None, dtype=None) -> NDArray:
+    return zeros(shape, ctx, dtype)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return full(shape, 1, ctx, dtype)
+
+
+def full(shape, val, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return NDArray(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx)))
+
+
+def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs) -> NDArray:
+    a = np.arange(start, stop, step, dtype=np_dtype(dtype))
+    return NDArray(jax.device_put(np.repeat(a, repeat), _dev(ctx)))
+
+
+def concat(*arrays, dim=1) -> NDArray:
+    return NDArray(jnp.concatenate([a._data for a in arrays], axis=dim))
+
+
+def waitall():
+    for a in jax.live_arrays():
+        a.block_until_ready()

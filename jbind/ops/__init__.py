@@ -1,0 +1,13 @@
+"""Operators, each defined once: parameters, shape and dtype rules, lowering."""
+from . import _base
+from ._base import ALIASES, REGISTRY, Op, get_op, register
+from . import nn, loss  # noqa: F401  (registration)
+
+for _m in ("elemwise", "shape", "norm", "sequence"):
+    try:
+        __import__(f"{__name__}.{_m}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"{__name__}.{_m}":
+            raise
+
+__all__ = ["ALIASES", "REGISTRY", "Op", "get_op", "register"]

@@ -1,0 +1,205 @@
+"""The operator protocol and registry.
+
+An operator is a frozen dataclass whose fields are its MXNet parameters (same names,
+same defaults). It states its inputs, its shape and dtype rules and its lowering in one
+place. Parameters arrive as Python values or as MXNet's JSON strings and are parsed by
+`Op.from_attrs` from the field annotations.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import typing
+from typing import Any, ClassVar, Literal, Optional, Sequence
+
+import numpy as np
+
+from ..base import ParamError
+
+Shape = tuple  # a tuple of ints; None means unknown
+REGISTRY: dict[str, type["Op"]] = {}
+ALIASES: dict[str, str] = {}
+
+
+class Op:
+    """Base class of operators. Subclasses are frozen dataclasses registered with `@register`."""
+
+    name: ClassVar[str]
+    # Names of the op's extra outputs hidden from list_outputs, if any.
+    aux_names: ClassVar[tuple[str, ...]] = ()
+    # Name of the parameter that counts variadic positional inputs (Concat's num_args).
+    variadic: ClassVar[Optional[str]] = None
+    # Loss heads ignore the head gradient; backward() needs no out_grads for them.
+    is_loss: ClassVar[bool] = False
+    # Ops that draw random numbers get a PRNG key in lower().
+    random: ClassVar[bool] = False
+
+    # --- structure -------------------------------------------------------------
+    def arguments(self) -> tuple[str, ...]:
+        return ("data",)
+
+    def outputs(self) -> tuple[str, ...]:
+        return ("output",)
+
+    def num_outputs(self) -> int:
+        return len(self.outputs())
+
+    def total_outputs(self) -> int:
+        """Outputs including hidden ones (BatchNorm's mean and var), as MXNet's JSON counts them."""
+        return self.num_outputs()
+
+    # --- rules -----------------------------------------------------------------
+    def infer_shape(self, ins: list, outs: list):
+        """-> (arg shapes, out shapes, aux shapes); None where unknown.
+
+        Default: every input and output has one shape (MXNet's elementwise rule),
+        taken from whichever side knows it.
+        """
+        known = next((s for s in list(ins) + list(outs) if s is not None), None)
+        return [known] * len(ins), [known] * len(outs), [known] * len(self.aux_names)
+
+    def infer_type(self, ins: list, outs: list):
+        """-> (arg dtypes, out dtypes, aux dtypes). Default: one dtype for all."""
+        known = next((t for t in list(ins) + list(outs) if t is not None), None)
+        return [known] * len(ins), [known] * len(outs), [known] * len(self.aux_names)
+
+    def lower(self, ins: list, aux: list, is_train: bool, key):
+        """-> (outputs, new aux). Pure JAX."""
+        raise NotImplementedError(type(self).__name__)
+
+    # --- parameters ------------------------------------------------------------
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_attrs(cls, attrs: dict[str, Any]) -> "Op":
+        hints = _hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = [k for k in attrs if k not in fields]
+        if unknown:
+            raise ParamError(
+                f"{cls.name}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                f"known parameters are {', '.join(fields) or '(none)'}")
+        values = {}
+        for k, v in attrs.items():
+            try:
+                values[k] = parse_value(hints[k], v)
+            except (ValueError, SyntaxError, TypeError) as e:
+                raise ParamError(f"{cls.name}: cannot parse parameter {k}={v!r} as "
+                                 f"{_type_name(hints[k])}: {e}") from None
+        missing = [n for n, f in fields.items() if n not in values
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if missing:
+            raise ParamError(f"{cls.name}: required parameter(s) {', '.join(missing)} not given")
+        try:
+            op = cls(**values)
+        except ValueError as e:
+            raise ParamError(f"{cls.name}: {e}") from None
+        return op
+
+    def canonical(self) -> str:
+        """Stable text of the op and all its parameter values (for fingerprints)."""
+        return self.name + repr(tuple((f.name, getattr(self, f.name)) for f in dataclasses.fields(self)))
+
+
+_HINTS: dict[type, dict] = {}
+
+
+def _hints(cls) -> dict:
+    h = _HINTS.get(cls)
+    if h is None:
+        h = _HINTS[cls] = typing.get_type_hints(cls)
+    return h
+
+
+def _type_name(t) -> str:
+    return getattr(t, "__name__", None) or str(t).replace("typing.", "")
+
+
+def parse_value(t, v):
+    """Parse `v` (a Python value or MXNet's string form) as annotation `t`."""
+    origin = typing.get_origin(t)
+    if origin is typing.Union:  # Optional[X]
+        if v is None or (isinstance(v, str) and v.strip() in ("None", "")):
+            return None
+        (inner,) = [a for a in typing.get_args(t) if a is not type(None)]
+        return parse_value(inner, v)
+    if origin is Literal:
+        choices = typing.get_args(t)
+        s = v if not isinstance(v, str) else v.strip().strip("'\"")
+        if s not in choices:
+            raise ValueError(f"must be one of {', '.join(map(repr, choices))}")
+        return s
+    if t is bool:
+        if isinstance(v, str):
+            s = v.strip().lower()
+            if s in ("true", "1"):
+                return True
+            if s in ("false", "0"):
+                return False
+            raise ValueError("not a boolean")
+        return bool(v)
+    if t is int:
+        if isinstance(v, str):
+            v = ast.literal_eval(v.strip())
+        if isinstance(v, float) and not v.is_integer():
+            raise ValueError("not an integer")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ValueError("not an integer")
+        return int(v)
+    if t is float:
+        if isinstance(v, str):
+            s = v.strip()
+            return float(s) if s.lower() not in ("inf", "-inf", "nan") else float(s)
+        return float(v)
+    if t is str:
+        return str(v)
+    if origin is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
+        if isinstance(v, str):
+            s = v.strip()
+            v = ast.literal_eval(s) if s else ()
+        if v is None:
+            return ()
+        if isinstance(v, (int, np.integer)):
+            v = (v,)
+        (elt, *_) = typing.get_args(t) or (int,)
+        return tuple(parse_value(elt, x) for x in v)
+    return v
+
+
+def to_attr_string(v) -> str:
+    """MXNet's JSON form of a parameter value: str() of the Python value."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)):
+        return "(" + ", ".join(str(int(x)) if isinstance(x, (int, np.integer)) else str(x) for x in v) + \
+            ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return np.dtype(v).name
+    return str(v)
+
+
+def register(cls=None, *, aliases: Sequence[str] = ()):
+    """Register an op class under its class name (or `name`) and MXNet aliases."""
+    def wrap(c):
+        c = c if dataclasses.is_dataclass(c) else dataclasses.dataclass(frozen=True)(c)
+        if "name" not in c.__dict__:
+            c.name = c.__name__
+        if c.name in REGISTRY:
+            raise ValueError(f"op {c.name} registered twice")
+        REGISTRY[c.name] = c
+        for a in aliases:
+            ALIASES[a] = c.name
+        return c
+    return wrap(cls) if cls is not None else wrap
+
+
+def get_op(name: str) -> type[Op]:
+    from ..base import MXNetError
+    cls = REGISTRY.get(name) or REGISTRY.get(ALIASES.get(name, ""))
+    if cls is None:
+        raise MXNetError(f"unknown operator {name!r}")
+    return cls

@@ -1,0 +1,197 @@
+"""Layers: FullyConnected, Embedding, Activation, LeakyReLU, Dropout, softmax family."""
+from __future__ import annotations
+
+import math
+from typing import Literal, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..base import ShapeError, np_dtype
+from ._base import Op, register
+
+
+def _known(s) -> bool:
+    return s is not None and all(d > 0 for d in s)
+
+
+@register
+class FullyConnected(Op):
+    """y = flatten(data) @ weight.T + bias."""
+    num_hidden: int
+    no_bias: bool = False
+    flatten: bool = True
+
+    def __post_init__(self):
+        if self.num_hidden < 1:
+            raise ValueError(f"num_hidden must be positive, got {self.num_hidden}")
+
+    def arguments(self):
+        return ("data", "weight") if self.no_bias else ("data", "weight", "bias")
+
+    def infer_shape(self, ins, outs):
+        data, weight = ins[0], ins[1]
+        if data is None:
+            return [None, weight, (self.num_hidden,)][:len(ins)], [None], []
+        if self.flatten:
+            k = math.prod(data[1:]) if _known(data[1:]) else (weight[1] if weight else 0)
+            out = (data[0], self.num_hidden)
+        else:
+            k = data[-1]
+            out = (*data[:-1], self.num_hidden)
+        return [data, (self.num_hidden, k), (self.num_hidden,)][:len(ins)], [out], []
+
+    def lower(self, ins, aux, is_train, key):
+        data, weight, *bias = ins
+        x = data.reshape(data.shape[0], -1) if self.flatten else data
+        y = jnp.matmul(x, weight.T)
+        return [y + bias[0] if bias else y], aux
+
+
+@register
+class Embedding(Op):
+    """Row lookup: out[..., :] = weight[data[...]]; indices are clipped as MXNet does."""
+    input_dim: int
+    output_dim: int
+    dtype: str = "float32"
+    sparse_grad: bool = False
+
+    def arguments(self):
+        return ("data", "weight")
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        out = None if data is None else (*data, self.output_dim)
+        return [data, (self.input_dim, self.output_dim)], [out], []
+
+    def infer_type(self, ins, outs):
+        w = np_dtype(self.dtype)
+        return [ins[0] if ins[0] is not None else w, w], [w], []
+
+    def lower(self, ins, aux, is_train, key):
+        data, weight = ins
+        idx = jnp.clip(data.astype(jnp.int32), 0, self.input_dim - 1)
+        return [jnp.take(weight, idx, axis=0)], aux
+
+
+def _softrelu(x):
+    return jax.nn.softplus(x)
+
+
+_ACTS = {
+    "relu": jax.nn.relu,
+    "sigmoid": jax.nn.sigmoid,
+    "tanh": jnp.tanh,
+    "softrelu": _softrelu,
+    "softsign": jax.nn.soft_sign,
+}
+
+
+@register
+class Activation(Op):
+    """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign."""
+    act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"]
+
+    def lower(self, ins, aux, is_train, key):
+        return [_ACTS[self.act_type](ins[0])], aux
+
+
+@register
+class LeakyReLU(Op):
+    """leaky, elu, prelu (learned slope `gamma`), selu, gelu (erf form), rrelu (inference slope)."""
+    act_type: Literal["leaky", "elu", "prelu", "selu", "gelu", "rrelu"] = "leaky"
+    slope: float = 0.25
+    lower_bound: float = 0.125
+    upper_bound: float = 0.334
+
+    def arguments(self):
+        return ("data", "gamma") if self.act_type == "prelu" else ("data",)
+
+    def infer_shape(self, ins, outs):
+        data = ins[0] if ins[0] is not None else outs[0]
+        if self.act_type != "prelu":
+            return [data], [data], []
+        gamma = ins[1] if ins[1] is not None else (None if data is None else (data[1] if len(data) > 1 else 1,))
+        return [data, gamma], [data], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        t = self.act_type
+        if t == "leaky":
+            y = jnp.where(x > 0, x, x * self.slope)
+        elif t == "elu":
+            y = jnp.where(x > 0, x, self.slope * jnp.expm1(jnp.minimum(x, 0)))
+        elif t == "selu":
+            y = jax.nn.selu(x)
+        elif t == "gelu":
+            y = jax.nn.gelu(x, approximate=False)
+        elif t == "rrelu":
+            y = jnp.where(x > 0, x, x * ((self.lower_bound + self.upper_bound) / 2))
+        else:  # prelu: gamma broadcast along axis 1
+            gamma = ins[1]
+            if x.ndim > 1 and gamma.shape[0] > 1:
+                gamma = gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
+            y = jnp.where(x > 0, x, x * gamma)
+        return [y], aux
+
+
+@register
+class Dropout(Op):
+    """Zeroes elements with probability p in training (scaled by 1/(1-p)); identity at inference."""
+    p: float = 0.5
+    mode: Literal["training", "always"] = "training"
+    axes: tuple = ()
+    cudnn_off: Optional[bool] = False
+    random = True
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        if (not is_train and self.mode == "training") or self.p == 0:
+            return [x], aux
+        if self.p >= 1:
+            return [jnp.zeros_like(x)], aux
+        shape = list(x.shape)
+        for a in self.axes:
+            shape[a] = 1
+        keep = jax.random.bernoulli(key, 1.0 - self.p, tuple(shape))
+        return [jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))], aux
+
+
+@register
+class softmax(Op):
+    """softmax(data / temperature) along `axis`."""
+    axis: int = -1
+    temperature: Optional[float] = None
+    dtype: Optional[str] = None
+    use_length: Optional[bool] = False
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0] if self.temperature in (None, 1.0) else ins[0] / self.temperature
+        return [jax.nn.softmax(x, axis=self.axis)], aux
+
+
+@register
+class log_softmax(Op):
+    """log(softmax(data / temperature)) along `axis`."""
+    axis: int = -1
+    temperature: Optional[float] = None
+    dtype: Optional[str] = None
+    use_length: Optional[bool] = False
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0] if self.temperature in (None, 1.0) else ins[0] / self.temperature
+        return [jax.nn.log_softmax(x, axis=self.axis)], aux
+
+
+@register
+class SoftmaxActivation(Op):
+    """Softmax over all but the batch axis (instance) or over axis 1 (channel)."""
+    mode: Literal["instance", "channel"] = "instance"
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        if self.mode == "channel":
+            return [jax.nn.softmax(x, axis=1)], aux
+        flat = x.reshape(x.shape[0], -1)
+        return [jax.nn.softmax(flat, axis=-1).reshape(x.shape)], aux

@@ -1,0 +1,32 @@
+"""Global random state for ops that draw numbers (Dropout), as `mx.random.seed`."""
+from __future__ import annotations
+
+import threading
+
+import jax
+import numpy as np
+
+_lock = threading.Lock()
+_state = {"seed": 0, "key": None, "counter": 0}
+
+
+def seed(seed_state: int, ctx="all") -> None:
+    """Seed the generator; later training steps draw from `fold_in(key(seed), step)`."""
+    with _lock:
+        _state["seed"] = int(seed_state)
+        _state["key"] = None
+        _state["counter"] = 0
+
+
+def base_key():
+    k = _state["key"]
+    if k is None:
+        k = _state["key"] = np.asarray(jax.random.key_data(jax.random.key(_state["seed"])))
+    return k
+
+
+def next_counter() -> np.uint32:
+    with _lock:
+        c = _state["counter"]
+        _state["counter"] = c + 1
+    return np.uint32(c & 0xFFFFFFFF)

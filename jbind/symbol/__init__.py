@@ -1,0 +1,9 @@
+"""`mx.sym`: Symbol, Variable, Group, load/load_json, and one constructor per operator."""
+from .. import ops as _ops  # noqa: F401  (registers operators)
+from .json_io import load, load_json
+from .ops import constructors as _constructors
+from .symbol import Group, Symbol, Variable, var
+
+globals().update(_constructors())
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]

@@ -1,0 +1,73 @@
+"""Graph nodes: immutable, hash-consed by structure.
+
+A node's `key` is computed once when the node is built, from its op and parameters
+(or, for a Variable, its name and shape/dtype hints) and its inputs' keys. Op node
+names are not part of the key: they do not change what the graph computes, and a
+generator called twice names its nodes differently only where MXNet would too.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Optional
+
+from ..ops._base import Op
+
+_KEY_ATTRS = ("__shape__", "__dtype__")
+
+
+class Node:
+    __slots__ = ("op", "name", "attrs", "inputs", "key", "__weakref__")
+
+    def __init__(self, op: Optional[Op], name: str, attrs: dict, inputs: tuple):
+        self.op = op
+        self.name = name
+        self.attrs = attrs          # strings, as MXNet's JSON keeps them
+        self.inputs = inputs        # ((Node, output_index), ...): arguments, then aux states
+        h = hashlib.blake2b(digest_size=16)
+        if op is None:
+            h.update(b"var\0" + name.encode())
+            for k in _KEY_ATTRS:
+                if k in attrs:
+                    h.update(f"\0{k}={attrs[k]}".encode())
+        else:
+            h.update(op.canonical().encode())
+            for node, i in inputs:
+                h.update(f"\0{node.key}:{i}".encode())
+        self.key = h.hexdigest()
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op is None
+
+    def num_outputs(self) -> int:
+        return 1 if self.op is None else self.op.num_outputs()
+
+    def num_args(self) -> int:
+        return len(self.inputs) - (len(self.op.aux_names) if self.op is not None else 0)
+
+    def output_name(self, i: int) -> str:
+        if self.op is None:
+            return self.name
+        return f"{self.name}_{self.op.outputs()[i]}"
+
+    def __repr__(self):
+        return f"<Node {self.op.name if self.op else 'Variable'} {self.name}>"
+
+
+def topo_order(heads) -> list[Node]:
+    """Nodes reachable from `heads` in MXNet's DFS post-order (inputs in order)."""
+    order, seen = [], set()
+    stack = [(n, False) for n, _ in reversed(heads)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child, _ in reversed(node.inputs):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order

@@ -1,0 +1,252 @@
+"""Shape and dtype inference: op rules run forward and backward to a fixed point.
+
+Rules compute what they can; this walker compares their answers with what is known and
+raises one uniform error naming the op, the node, the input and both shapes. Results
+are memoized by (fingerprint, given values), so re-inferring a bucket costs a lookup.
+A shape is a tuple whose unknown dimensions are 0 (MXNet 1.x's convention); a shape
+or dtype that is not known at all is None.
+"""
+from __future__ import annotations
+
+import ast
+import threading
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+
+from ..base import DTYPE_MX_TO_NP, DTypeError, MXNetError, ShapeError, fmt_shape, np_dtype
+from .graph import Graph, graph_of
+
+_MEMO: "OrderedDict[tuple, tuple]" = OrderedDict()
+_MEMO_LIMIT = 8192
+_lock = threading.Lock()
+
+
+def complete(shape) -> bool:
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def unify_shape(a, b):
+    """Merge two partial shapes; raise ValueError if they contradict."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if len(a) != len(b):
+        raise ValueError
+    out = []
+    for x, y in zip(a, b):
+        if x and y and x != y:
+            raise ValueError
+        out.append(x or y)
+    return tuple(out)
+
+
+def unify_dtype(a, b):
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    raise ValueError
+
+
+class _Kind:
+    def __init__(self, name, rule, unify, fmt, err):
+        self.name, self.rule, self.unify, self.fmt, self.err = name, rule, unify, fmt, err
+
+
+SHAPE = _Kind("shape", lambda op: op.infer_shape, unify_shape, fmt_shape, ShapeError)
+DTYPE = _Kind("dtype", lambda op: op.infer_type, unify_dtype,
+              lambda t: "None" if t is None else np.dtype(t).name, DTypeError)
+
+
+def _entry_name(g: Graph, entry: int) -> str:
+    for i, off in enumerate(g.offsets):
+        n = g.nodes[i]
+        if off <= entry < off + n.num_outputs():
+            return n.output_name(entry - off)
+    return f"entry{entry}"
+
+
+def _context(g: Graph, kind: _Kind, vals, ni) -> str:
+    node = g.nodes[ni]
+    names = list(node.op.arguments()) + list(node.op.aux_names)
+    parts = [f"{names[k] if k < len(names) else k}={kind.fmt(vals[e])}"
+             for k, e in enumerate(g.in_entries[ni])]
+    return "  inputs: " + ", ".join(parts)
+
+
+def propagate(g: Graph, kind: _Kind, initial: dict[int, object]):
+    """Run the op rules over graph `g` until nothing changes. -> list of entry values."""
+    vals = [None] * g.num_entries
+    given = set(initial)
+    for e, v in initial.items():
+        vals[e] = v
+    for _ in range(len(g.nodes) + 1):
+        changed = False
+        for ni, node in enumerate(g.nodes):
+            if node.op is None:
+                continue
+            ins = g.in_entries[ni]
+            nargs = node.num_args()
+            off = g.offsets[ni]
+            outs = list(range(off, off + node.num_outputs()))
+            in_vals = [vals[e] for e in ins[:nargs]]
+            out_vals = [vals[e] for e in outs]
+            try:
+                ia, oa, aa = kind.rule(node.op)(in_vals, out_vals)
+            except (ShapeError, DTypeError, ValueError, TypeError, IndexError) as e:
+                raise kind.err(f"{node.op.name} '{node.name}': {e}\n{_context(g, kind, vals, ni)}") from None
+            slots = list(node.op.arguments()) + list(node.op.aux_names)
+            for e, v in _pairs(ins, nargs, outs, ia, oa, aa):
+                if v is None:
+                    continue
+                old = vals[e]
+                try:
+                    new = kind.unify(old, _norm(kind, v))
+                except ValueError:
+                    what = _slot_desc(g, node, slots, ins, outs, e)
+                    how = "was given" if e in given else "is"
+                    raise kind.err(
+                        f"{node.op.name} '{node.name}': {what} {how} {kind.fmt(old)} but inferred "
+                        f"{kind.fmt(v)}\n{_context(g, kind, vals, ni)}") from None
+                if new != old:
+                    vals[e] = new
+                    changed = True
+        if not changed:
+            break
+    return vals
+
+
+def _norm(kind, v):
+    return tuple(int(d) for d in v) if kind is SHAPE else np.dtype(v)
+
+
+def _pairs(ins, nargs, outs, ia, oa, aa):
+    yield from zip(ins[:nargs], ia)
+    yield from zip(ins[nargs:], aa)
+    yield from zip(outs, oa)
+
+
+def _slot_desc(g, node, slots, ins, outs, e) -> str:
+    if e in outs:
+        return f"output '{node.output_name(outs.index(e))}'"
+    k = list(ins).index(e)
+    return f"argument '{_entry_name(g, e)}' (input '{slots[k]}')"
+
+
+def _initial(sym, g: Graph, kind: _Kind, args, kwargs):
+    """Map user-given values (positional in list_arguments order, or by name) to entries."""
+    given = {}
+    if args and kwargs:
+        raise MXNetError(f"infer_{kind.name}: give values either positionally or by name, not both")
+    if args:
+        if len(args) > len(g.arg_names):
+            raise MXNetError(f"infer_{kind.name}: {len(args)} values given for "
+                             f"{len(g.arg_names)} arguments {list(g.arg_names)}")
+        for name, v in zip(g.arg_names, args):
+            if v is not None:
+                given[name] = v
+    else:
+        for name, v in kwargs.items():
+            if name not in g.input_names:
+                raise MXNetError(f"infer_{kind.name}: {name!r} is not an input of the symbol; "
+                                 f"inputs are {list(g.input_names)}")
+            if v is not None:
+                given[name] = v
+    initial = {}
+    for vi in g.var_index:
+        node = g.nodes[vi]
+        e = g.offsets[vi]
+        hint = _hint(node, kind)
+        v = given.get(node.name)
+        if v is not None:
+            v = _parse_given(kind, node.name, v)
+            if hint is not None:
+                try:
+                    v = kind.unify(hint, v)
+                except ValueError:
+                    raise kind.err(f"Variable '{node.name}': {kind.name} given as {kind.fmt(v)} but the "
+                                   f"variable was declared with {kind.fmt(hint)}") from None
+        else:
+            v = hint
+        if v is not None:
+            initial[e] = v
+    return initial, tuple(sorted((k, _key_val(kind, v)) for k, v in given.items()))
+
+
+def _key_val(kind, v):
+    return tuple(v) if kind is SHAPE else np_dtype(v).name
+
+
+def _parse_given(kind, name, v):
+    if kind is SHAPE:
+        try:
+            shape = tuple(int(d) for d in v)
+        except TypeError:
+            raise ShapeError(f"shape for {name!r} must be a tuple of ints, got {v!r}") from None
+        if any(d < 0 for d in shape):
+            raise ShapeError(f"shape for {name!r} has a negative dimension: {shape}")
+        return shape
+    return np_dtype(v)
+
+
+def _hint(node, kind):
+    if kind is SHAPE:
+        s = node.attrs.get("__shape__")
+        return tuple(ast.literal_eval(s)) if s else None
+    t = node.attrs.get("__dtype__")
+    return np.dtype(DTYPE_MX_TO_NP[int(t)]) if t else None
+
+
+def infer(sym, kind: _Kind, args, kwargs):
+    """-> (arg values, out values, aux values), each a list with None where unknown."""
+    g = graph_of(sym)
+    initial, gkey = _initial(sym, g, kind, args, kwargs)
+    memo_key = (sym.fingerprint, kind.name, gkey)
+    hit = _MEMO.get(memo_key)
+    if hit is not None:
+        return hit
+    try:
+        vals = propagate(g, kind, initial)
+    except MXNetError:
+        if g.nodes[-1] is sym._heads[-1][0]:
+            raise
+        # The memoized index holds another (identical) graph's nodes: name ours instead.
+        own = Graph(sym._heads)
+        propagate(own, kind, _initial(sym, own, kind, args, kwargs)[0])
+        raise
+    res = ([vals[g.offsets[i]] for i in g.arg_index],
+           [vals[e] for e in g.heads],
+           [vals[g.offsets[i]] for i in g.aux_index])
+    with _lock:
+        _MEMO[memo_key] = res
+        if len(_MEMO) > _MEMO_LIMIT:
+            _MEMO.popitem(last=False)
+    return res
+
+
+def infer_shape(sym, args, kwargs, partial):
+    arg, out, aux = infer(sym, SHAPE, args, kwargs)
+    done = all(complete(s) for s in arg + out + aux)
+    if partial:
+        return ([s if s is not None else () for s in arg], [s if s is not None else () for s in out],
+                [s if s is not None else () for s in aux])
+    if not done:
+        names = sym.list_arguments()
+        unknown = [f"{n}: {fmt_shape(s) if s is not None else '()'}" for n, s in zip(names, arg)
+                   if not complete(s)]
+        warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
+                      "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown[:10]),
+                      stacklevel=3)
+        return None, None, None
+    return list(arg), list(out), list(aux)
+
+
+def infer_type(sym, args, kwargs, partial):
+    arg, out, aux = infer(sym, DTYPE, args, kwargs)
+    tolist = lambda xs: [None if t is None else np.dtype(t).type for t in xs]  # noqa: E731
+    if not partial and any(t is None for t in arg + out + aux):
+        return None, None, None
+    return tolist(arg), tolist(out), tolist(aux)

@@ -1,0 +1,97 @@
+"""Lowering: a graph becomes one pure JAX function.
+
+    forward(args, aux, key, is_train) -> (outputs, new_aux)
+
+`args` and `aux` are tuples in `list_arguments()` / `list_auxiliary_states()` order.
+Nothing here holds state: aux updates are returned, randomness comes from `key`.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..base import MXNetError
+from .graph import Graph
+
+
+def make_forward(g: Graph):
+    arg_pos = {vi: k for k, vi in enumerate(g.arg_index)}
+    aux_pos = {vi: k for k, vi in enumerate(g.aux_index)}
+    # For each op node, the aux positions its aux inputs come from (to route updates back).
+    aux_of = []
+    for ni, node in enumerate(g.nodes):
+        if node.op is None or not node.op.aux_names:
+            aux_of.append(())
+            continue
+        entries = g.in_entries[ni][node.num_args():]
+        aux_of.append(tuple(aux_pos[g.offsets.index(e)] for e in entries))
+
+    def forward(args, aux, key, is_train):
+        vals = [None] * g.num_entries
+        for vi, k in arg_pos.items():
+            vals[g.offsets[vi]] = args[k]
+        for vi, k in aux_pos.items():
+            vals[g.offsets[vi]] = aux[k]
+        new_aux = list(aux)
+        for ni, node in enumerate(g.nodes):
+            op = node.op
+            if op is None:
+                continue
+            entries = g.in_entries[ni]
+            nargs = node.num_args()
+            ins = [vals[e] for e in entries[:nargs]]
+            aux_in = [vals[e] for e in entries[nargs:]]
+            nkey = jax.random.fold_in(key, ni) if op.random else None
+            try:
+                outs, upd = op.lower(ins, aux_in, is_train, nkey)
+            except MXNetError:
+                raise
+            except Exception as e:  # a JAX error deep in a trace: say which node it was
+                raise MXNetError(f"{op.name} '{node.name}': lowering failed: {type(e).__name__}: {e}") from e
+            off = g.offsets[ni]
+            for k, o in enumerate(outs):
+                vals[off + k] = o
+            for k, v in zip(aux_of[ni], upd):
+                new_aux[k] = v
+        return tuple(vals[e] for e in g.heads), tuple(new_aux)
+
+    return forward
+
+
+def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, loss_heads: tuple):
+    """forward + backward in one function.
+
+    train(args, aux, key, head_grads, old_grads) -> (outputs, grads, new_aux)
+    `head_grads` holds cotangents for the non-loss outputs only; loss heads ignore theirs.
+    `grads` has one entry per differentiated argument; with grad_req 'add' the old
+    gradient is added inside the function.
+    """
+    forward = make_forward(g)
+    diff_pos = tuple(k for k, m in enumerate(diff_mask) if m)
+
+    def train(args, aux, key, head_grads, old_grads):
+        def f(diff):
+            full = list(args)
+            for k, v in zip(diff_pos, diff):
+                full[k] = v
+            outs, new_aux = forward(tuple(full), aux, key, True)
+            return outs, new_aux
+
+        diff = tuple(args[k] for k in diff_pos)
+        outs, vjp, new_aux = jax.vjp(f, diff, has_aux=True)
+        it = iter(head_grads)
+        cot = []
+        for o, is_loss in zip(outs, loss_heads):
+            if not jnp.issubdtype(o.dtype, jnp.inexact):
+                cot.append(np.zeros(o.shape, dtype=jax.dtypes.float0))
+            elif is_loss:
+                cot.append(jnp.ones_like(o))
+            else:
+                cot.append(next(it).astype(o.dtype))
+        (grads,) = vjp(tuple(cot))
+        old = iter(old_grads)
+        grads = tuple(g_ + next(old) if add_mask[k] else g_ for k, g_ in zip(diff_pos, grads))
+        return outs, grads, new_aux
+
+    return train

@@ -1,0 +1,281 @@
+"""The Symbol: an immutable handle on a list of graph outputs."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Optional
+
+import numpy as np
+
+from .. import attribute, name as _name
+from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
+from ._node import Node, topo_order
+from .graph import graph_of
+
+
+class Symbol:
+    """A symbolic graph output (or a group of outputs), as MXNet's `mx.sym.Symbol`.
+
+    Symbols are immutable: composition and arithmetic build new nodes. Unlike MXNet,
+    `__call__` composition returns a new symbol instead of rewriting this one in place.
+    """
+
+    __slots__ = ("_heads", "_fingerprint", "__weakref__")
+
+    def __init__(self, heads):
+        self._heads = tuple(heads)
+        self._fingerprint = None
+
+    # --- identity ---------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        """Structural key: equal for graphs built the same way, whatever their objects."""
+        fp = self._fingerprint
+        if fp is None:
+            h = hashlib.blake2b(digest_size=16)
+            for node, i in self._heads:
+                h.update(f"{node.key}:{i};".encode())
+            fp = self._fingerprint = h.hexdigest()
+        return fp
+
+    @property
+    def name(self) -> Optional[str]:
+        if len(self._heads) != 1:
+            return None
+        return self._heads[0][0].name
+
+    def __repr__(self):
+        if len(self._heads) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    def __len__(self):
+        return len(self._heads)
+
+    def __iter__(self):
+        return (Symbol([h]) for h in self._heads)
+
+    def __copy__(self):
+        return Symbol(self._heads)
+
+    def __deepcopy__(self, memo):
+        return Symbol(self._heads)
+
+    def __reduce__(self):
+        from .json_io import load_json
+        return (load_json, (self.tojson(),))
+
+    # --- listing ----------------------------------------------------------------
+    def list_arguments(self) -> list[str]:
+        return list(graph_of(self).arg_names)
+
+    def list_auxiliary_states(self) -> list[str]:
+        return list(graph_of(self).aux_names)
+
+    def list_inputs(self) -> list[str]:
+        return list(graph_of(self).input_names)
+
+    def list_outputs(self) -> list[str]:
+        return [n.output_name(i) for n, i in self._heads]
+
+    def get_internals(self) -> "Symbol":
+        heads = [(n, i) for n in topo_order(self._heads) for i in range(n.num_outputs())]
+        return Symbol(heads)
+
+    def get_children(self) -> Optional["Symbol"]:
+        inputs = [e for n, _ in self._heads for e in n.inputs]
+        return Symbol(inputs) if inputs else None
+
+    def __getitem__(self, index) -> "Symbol":
+        if isinstance(index, str):
+            names = self.list_outputs()
+            hits = [i for i, n in enumerate(names) if n == index]
+            if not hits:
+                raise ValueError(f"There is no output named {index!r}; outputs are {names}")
+            if len(hits) > 1:
+                raise ValueError(f"There are multiple outputs with name {index!r}")
+            index = hits[0]
+        if isinstance(index, slice):
+            return Symbol(self._heads[index])
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"Symbol index must be an int, a slice or an output name, not {type(index).__name__}")
+        if not -len(self._heads) <= index < len(self._heads):
+            raise IndexError(f"Symbol index {index} out of range for {len(self._heads)} outputs")
+        return Symbol([self._heads[index]])
+
+    # --- attributes ---------------------------------------------------------------
+    def attr(self, key: str) -> Optional[str]:
+        if len(self._heads) != 1:
+            return None
+        return self._heads[0][0].attrs.get(key)
+
+    def list_attr(self, recursive: bool = False) -> dict:
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
+                                     "Please use attr_dict instead.")
+        if len(self._heads) != 1:
+            return {}
+        return dict(self._heads[0][0].attrs)
+
+    def attr_dict(self) -> dict:
+        return {n.name: dict(n.attrs) for n in topo_order(self._heads) if n.attrs}
+
+    def _set_attr(self, **kwargs):
+        # Attributes are not part of the fingerprint (beyond shape/dtype hints, which
+        # are rejected here), so setting them in place keeps the graph's key valid.
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError("Set Attr only accepts string values")
+            if k in ("__shape__", "__dtype__"):
+                raise MXNetError(f"attribute {k} cannot be changed on an existing symbol")
+        for n, _ in self._heads:
+            n.attrs.update(kwargs)
+
+    # --- composition --------------------------------------------------------------
+    def __call__(self, *args, **kwargs) -> "Symbol":
+        """Return a copy with free variables replaced by the given symbols (by name or position)."""
+        name = kwargs.pop("name", None)
+        if args and kwargs:
+            raise TypeError("compose only accept input Symbols either as positional or keyword arguments, not both")
+        args_names = self.list_arguments()
+        repl = dict(zip(args_names, args)) if args else dict(kwargs)
+        for k, v in repl.items():
+            if not isinstance(v, Symbol) or len(v) != 1:
+                raise TypeError(f"compose expects single-output Symbols, got {type(v).__name__} for {k!r}")
+            if k not in args_names and k not in self.list_inputs():
+                raise MXNetError(f"compose: {k!r} is not an argument; arguments are {args_names}")
+        memo: dict[int, tuple] = {}
+
+        def rebuild(node):
+            got = memo.get(id(node))
+            if got is not None:
+                return got
+            if node.op is None:
+                new = repl[node.name]._heads[0] if node.name in repl else (node, None)
+            else:
+                ins = tuple(_entry(rebuild(c), i) for c, i in node.inputs)
+                if all(a is b for (a, _), (b, _) in zip(ins, node.inputs)):
+                    new = (node, None)
+                else:
+                    new = (Node(node.op, node.name, dict(node.attrs), ins), None)
+            memo[id(node)] = new
+            return new
+
+        for n in topo_order(self._heads):
+            rebuild(n)
+        heads = [_entry(memo[id(n)], i) for n, i in self._heads]
+        if name and len(heads) == 1:
+            n, i = heads[0]
+            heads = [(Node(n.op, name, dict(n.attrs), n.inputs), i)]
+        return Symbol(heads)
+
+    # --- arithmetic ---------------------------------------------------------------
+    def _binary(self, other, op, scalar_op, hint):
+        from . import ops as _ops
+        if isinstance(other, Symbol):
+            return _ops.make(op, [self, other], {}, hint=hint)
+        if isinstance(other, (int, float, np.number, bool)):
+            return _ops.make(scalar_op, [self], {"scalar": float(other)})
+        return NotImplemented
+
+    def _rscalar(self, other, scalar_op):
+        from . import ops as _ops
+        if isinstance(other, (int, float, np.number, bool)):
+            return _ops.make(scalar_op, [self], {"scalar": float(other)})
+        return NotImplemented
+
+    def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar", "_plus")
+    def __radd__(self, o): return self._rscalar(o, "_plus_scalar")
+    def __sub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar", "_minus")
+    def __rsub__(self, o): return self._rscalar(o, "_rminus_scalar")
+    def __mul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar", "_mul")
+    def __rmul__(self, o): return self._rscalar(o, "_mul_scalar")
+    def __truediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar", "_div")
+    def __rtruediv__(self, o): return self._rscalar(o, "_rdiv_scalar")
+    def __mod__(self, o): return self._binary(o, "_mod", "_mod_scalar", "_mod")
+    def __rmod__(self, o): return self._rscalar(o, "_rmod_scalar")
+    def __pow__(self, o): return self._binary(o, "_power", "_power_scalar", "_power")
+    def __rpow__(self, o): return self._rscalar(o, "_rpower_scalar")
+    def __neg__(self): return self.__mul__(-1.0)
+
+    # --- serialisation ------------------------------------------------------------
+    def tojson(self) -> str:
+        from .json_io import to_json
+        return to_json(self)
+
+    def save(self, fname: str):
+        from ..io_util import atomic_write_text
+        atomic_write_text(fname, self.tojson())
+
+    # --- inference and binding ------------------------------------------------------
+    def infer_shape(self, *args, **kwargs):
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=False)
+
+    def infer_shape_partial(self, *args, **kwargs):
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=True)
+
+    def infer_type(self, *args, **kwargs):
+        from .infer import infer_type
+        return infer_type(self, args, kwargs, partial=False)
+
+    def infer_type_partial(self, *args, **kwargs):
+        from .infer import infer_type
+        return infer_type(self, args, kwargs, partial=True)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
+                    shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+        from ..executor import simple_bind
+        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, group2ctx=group2ctx,
+                           shared_arg_names=shared_arg_names, shared_exec=shared_exec,
+                           shared_buffer=shared_buffer, shapes=kwargs)
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+             shared_exec=None):
+        from ..executor import bind
+        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
+                    group2ctx=group2ctx, shared_exec=shared_exec)
+
+
+def _entry(rebuilt, i):
+    node, fixed = rebuilt
+    return (node, i) if fixed is None else fixed
+
+
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+             stype=None, **kwargs) -> Symbol:
+    """Create a symbolic variable (MXNet's `mx.sym.Variable` / `mx.sym.var`)."""
+    if not isinstance(name, str):
+        raise TypeError("Expect a string for variable `name`")
+    attrs = attribute.current().get(attr)
+    if shape is not None:
+        attrs["__shape__"] = str(tuple(int(d) for d in shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(DTYPE_NP_TO_MX[np_dtype(dtype)])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attrs["__storage_type__"] = str(stype)
+    for k, v in kwargs.items():
+        if k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(v)
+        else:
+            raise ValueError(f"Attribute name={k} is not supported. Additional attributes must start "
+                             "and end with double underscores, e.g, __yourattr__")
+    return Symbol([(Node(None, name, attrs, ()), 0)])
+
+
+var = Variable
+
+
+def Group(symbols) -> Symbol:
+    """Group several symbols into one multi-output symbol."""
+    symbols = list(symbols)
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Expected a list of symbols as input")
+    return Symbol([h for s in symbols for h in s._heads])

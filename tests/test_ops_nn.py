@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+
+import jbind as mx
+from helpers import Case, check_op
+
+V = mx.sym.Variable
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _onehot(lab, k):
+    return np.eye(k)[lab.astype(int)]
+
+
+CASES = [
+    Case("fc", lambda: mx.sym.FullyConnected(V("data"), num_hidden=4, name="fc"),
+         lambda data, fc_weight, fc_bias: [data.reshape(data.shape[0], -1) @ fc_weight.T + fc_bias],
+         {"data": (5, 2, 3)}),
+    Case("fc_noflatten_nobias", lambda: mx.sym.FullyConnected(V("data"), num_hidden=3, no_bias=True,
+                                                              flatten=False, name="fc"),
+         lambda data, fc_weight: [data @ fc_weight.T], {"data": (2, 4, 5)}),
+    Case("embedding", lambda: mx.sym.Embedding(V("data"), input_dim=7, output_dim=3, name="emb"),
+         lambda data, emb_weight: [emb_weight[data.astype(int)]], {"data": (2, 5)},
+         inputs={"data": ("int", 0, 7)}, no_grad=("data",)),
+    *[Case(f"act_{t}", lambda t=t: mx.sym.Activation(V("data"), act_type=t, name="a"), f, {"data": (3, 4)})
+      for t, f in [("relu", lambda data: [np.maximum(data, 0)]),
+                   ("sigmoid", lambda data: [1 / (1 + np.exp(-data))]),
+                   ("tanh", lambda data: [np.tanh(data)]),
+                   ("softrelu", lambda data: [np.log1p(np.exp(data))]),
+                   ("softsign", lambda data: [data / (1 + np.abs(data))])]],
+    Case("leaky", lambda: mx.sym.LeakyReLU(V("data"), act_type="leaky", slope=0.1, name="l"),
+         lambda data: [np.where(data > 0, data, 0.1 * data)], {"data": (3, 4)}),
+    Case("elu", lambda: mx.sym.LeakyReLU(V("data"), act_type="elu", slope=0.5, name="l"),
+         lambda data: [np.where(data > 0, data, 0.5 * np.expm1(data))], {"data": (3, 4)}),
+    Case("prelu", lambda: mx.sym.LeakyReLU(V("data"), act_type="prelu", name="l"),
+         lambda data, l_gamma: [np.where(data > 0, data, data * l_gamma[None, :, None])], {"data": (2, 3, 4)}),
+    Case("selu", lambda: mx.sym.LeakyReLU(V("data"), act_type="selu", name="l"),
+         lambda data: [1.0507009873554805 * np.where(data > 0, data, 1.6732632423543772 * np.expm1(data))],
+         {"data": (3, 4)}),
+    Case("gelu", lambda: mx.sym.LeakyReLU(V("data"), act_type="gelu", name="l"),
+         lambda data: [0.5 * data * (1 + np.vectorize(__import__("math").erf)(data / np.sqrt(2)))],
+         {"data": (3, 4)}),
+    Case("dropout_infer", lambda: mx.sym.Dropout(V("data"), p=0.5, name="d"), lambda data: [data],
+         {"data": (3, 4)}, grad=False),
+    Case("softmax", lambda: mx.sym.softmax(V("data"), axis=1, temperature=2.0, name="s"),
+         lambda data: [_softmax(data / 2.0, axis=1)], {"data": (2, 3, 4)}),
+    Case("log_softmax", lambda: mx.sym.log_softmax(V("data"), name="s"),
+         lambda data: [np.log(_softmax(data))], {"data": (3, 4)}),
+    Case("softmax_activation", lambda: mx.sym.SoftmaxActivation(V("data"), name="s"),
+         lambda data: [_softmax(data.reshape(2, -1)).reshape(data.shape)], {"data": (2, 3, 2)}),
+    Case("softmax_activation_channel", lambda: mx.sym.SoftmaxActivation(V("data"), mode="channel", name="s"),
+         lambda data: [_softmax(data, axis=1)], {"data": (2, 3, 2)}),
+    Case("softmax_output", lambda: mx.sym.SoftmaxOutput(V("data"), name="sm", grad_scale=2.0),
+         lambda data, sm_label: [_softmax(data)], {"data": (4, 5)}, inputs={"sm_label": ("int", 0, 5)},
+         ref_grad=lambda data, sm_label: {"data": 2.0 * (_softmax(data) - _onehot(sm_label, 5))},
+         no_grad=("sm_label",)),
+    Case("softmax_output_ignore_valid",
+         lambda: mx.sym.SoftmaxOutput(V("data"), name="sm", use_ignore=True, ignore_label=0,
+                                      normalization="valid"),
+         lambda data, sm_label: [_softmax(data)], {"data": (6, 3)},
+         inputs={"sm_label": np.array([0, 1, 2, 0, 1, 2.0])},
+         ref_grad=lambda data, sm_label: {"data": (_softmax(data) - _onehot(sm_label, 3))
+                                          * (sm_label != 0)[:, None] / 4},
+         no_grad=("sm_label",)),
+    Case("linear_regression", lambda: mx.sym.LinearRegressionOutput(V("data"), name="lr", grad_scale=3.0),
+         lambda data, lr_label: [data], {"data": (4, 2)},
+         ref_grad=lambda data, lr_label: {"data": 3.0 * (data - lr_label) / 2}, no_grad=("lr_label",)),
+    Case("logistic_regression", lambda: mx.sym.LogisticRegressionOutput(V("data"), name="lr"),
+         lambda data, lr_label: [1 / (1 + np.exp(-data))], {"data": (4, 3)},
+         ref_grad=lambda data, lr_label: {"data": (1 / (1 + np.exp(-data)) - lr_label) / 3},
+         no_grad=("lr_label",)),
+    Case("mae_regression", lambda: mx.sym.MAERegressionOutput(V("data"), name="lr"),
+         lambda data, lr_label: [data], {"data": (4, 1)},
+         ref_grad=lambda data, lr_label: {"data": np.sign(data - lr_label)}, no_grad=("lr_label",)),
+    Case("make_loss", lambda: mx.sym.MakeLoss(V("data") * V("data"), name="ml", normalization="batch"),
+         lambda data: [data * data], {"data": (4, 3)},
+         ref_grad=lambda data: {"data": 2 * data / 4}),
+    Case("block_grad", lambda: mx.sym.MakeLoss(mx.sym.BlockGrad(V("a"), name="bg") * V("b"), name="ml"),
+         lambda a, b: [a * b], {"a": (3,), "b": (3,)},
+         ref_grad=lambda a, b: {"a": np.zeros(3), "b": a}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case):
+    check_op(case)
+
+
+def test_dropout_training_drops_and_scales():
+    x = mx.sym.Variable("x")
+    exe = mx.sym.Dropout(x, p=0.5, name="d").simple_bind(mx.cpu(), x=(1000,), grad_req="null")
+    exe.arg_dict["x"][:] = np.ones(1000)
+    out = exe.forward(is_train=True)[0].asnumpy()
+    assert set(np.unique(out)) <= {0.0, 2.0}
+    assert 350 < (out == 0).sum() < 650
+    again = exe.forward(is_train=True)[0].asnumpy()
+    assert not np.array_equal(out, again), "each training step draws a fresh mask"
+    np.testing.assert_array_equal(exe.forward(is_train=False)[0].asnumpy(), np.ones(1000))
