@@ -57,13 +57,11 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     if missing:
         raise MXNetError("simple_bind: cannot infer the shapes of " + ", ".join(missing)
                          + "; give their shapes as keyword arguments, e.g. simple_bind(ctx, data=(32, 100))")
-    if type_dict is None:
-        type_dict = {}
-    types = {n: np_dtype(t) for n, t in type_dict.items()}
-    for vi in g.arg_index:
-        node = g.nodes[vi]
-        if node.name not in types and "__dtype__" not in node.attrs:
-            types[node.name] = np.dtype(np.float32)
+    if type_dict is None:  # MXNet: every argument without a __dtype__ attribute is float32
+        types = {g.nodes[vi].name: np.dtype(np.float32) for vi in g.arg_index
+                 if "__dtype__" not in g.nodes[vi].attrs}
+    else:
+        types = {n: np_dtype(t) for n, t in type_dict.items()}
     arg_t, _, aux_t = infer(sym, DTYPE, (), {k: v for k, v in types.items() if k in g.input_names})
     untyped = [n for n, t in zip(g.arg_names + g.aux_names, arg_t + aux_t) if t is None]
     if untyped:

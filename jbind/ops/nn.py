@@ -34,6 +34,8 @@ class FullyConnected(Op):
         data, weight = ins[0], ins[1]
         if data is None:
             return [None, weight, (self.num_hidden,)][:len(ins)], [None], []
+        if outs[0] is not None and data and data[0] == 0:
+            data = (outs[0][0], *data[1:])  # the batch size flows back from the output (begin states)
         if self.flatten:
             k = math.prod(data[1:]) if _known(data[1:]) else (weight[1] if weight else 0)
             out = (data[0], self.num_hidden)

@@ -45,19 +45,20 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             raise MXNetError(f"{cls.name}: input {k!r} given twice")
         inputs[k] = v
     node_name = _name.current().get(name, hint or cls.name.lower())
+    attrs = attribute.current().get(attr)
+    attrs.update({k: to_attr_string(v) for k, v in params.items() if v is not None})
     entries = []
     for n in arg_names:
         s = inputs.get(n)
         if s is None:
-            s = Variable(f"{node_name}_{n}")
+            # MXNet gives the variables it creates a copy of the op's attributes.
+            s = Variable(f"{node_name}_{n}", attr=dict(attrs))
         if len(s._heads) != 1:
             raise MXNetError(f"{cls.name} {node_name!r}: input {n!r} must be a single-output symbol, "
                              f"got a group of {len(s._heads)}")
         entries.append(s._heads[0])
     for a in cls.aux_names:
-        entries.append(Variable(f"{node_name}_{a}")._heads[0])
-    attrs = attribute.current().get(attr)
-    attrs.update({k: to_attr_string(v) for k, v in params.items() if v is not None})
+        entries.append(Variable(f"{node_name}_{a}", attr=dict(attrs))._heads[0])
     node = Node(op, node_name, attrs, tuple(entries))
     return Symbol([(node, i) for i in range(op.num_outputs())]) if op.num_outputs() > 1 \
         else Symbol([(node, 0)])

@@ -115,10 +115,10 @@ class Symbol:
                                      "Please use attr_dict instead.")
         if len(self._heads) != 1:
             return {}
-        return dict(self._heads[0][0].attrs)
+        return _listed(self._heads[0][0].attrs)
 
     def attr_dict(self) -> dict:
-        return {n.name: dict(n.attrs) for n in topo_order(self._heads) if n.attrs}
+        return {n.name: _listed(n.attrs) for n in topo_order(self._heads) if n.attrs}
 
     def _set_attr(self, **kwargs):
         # Attributes are not part of the fingerprint (beyond shape/dtype hints, which
@@ -151,10 +151,10 @@ class Symbol:
             if got is not None:
                 return got
             if node.op is None:
-                new = repl[node.name]._heads[0] if node.name in repl else (node, None)
+                new = (None, repl[node.name]._heads[0]) if node.name in repl else (node, None)
             else:
                 ins = tuple(_entry(rebuild(c), i) for c, i in node.inputs)
-                if all(a is b for (a, _), (b, _) in zip(ins, node.inputs)):
+                if all(a == b for a, b in zip(ins, node.inputs)):
                     new = (node, None)
                 else:
                     new = (Node(node.op, node.name, dict(node.attrs), ins), None)
@@ -175,13 +175,13 @@ class Symbol:
         if isinstance(other, Symbol):
             return _ops.make(op, [self, other], {}, hint=hint)
         if isinstance(other, (int, float, np.number, bool)):
-            return _ops.make(scalar_op, [self], {"scalar": float(other)})
+            return _ops.make(scalar_op, [self], {"scalar": other}, hint=_scalar_hint(scalar_op))
         return NotImplemented
 
     def _rscalar(self, other, scalar_op):
         from . import ops as _ops
         if isinstance(other, (int, float, np.number, bool)):
-            return _ops.make(scalar_op, [self], {"scalar": float(other)})
+            return _ops.make(scalar_op, [self], {"scalar": other}, hint=_scalar_hint(scalar_op))
         return NotImplemented
 
     def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar", "_plus")
@@ -236,6 +236,23 @@ class Symbol:
         from ..executor import bind
         return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
                     group2ctx=group2ctx, shared_exec=shared_exec)
+
+
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
+
+
+def _listed(attrs: dict) -> dict:
+    """Attributes as MXNet lists them: hidden keys (`__lr_mult__`) also without underscores."""
+    out = dict(attrs)
+    for k in _HIDDEN_KEYS:
+        if f"__{k}__" in attrs:
+            out[k] = attrs[f"__{k}__"]
+    return out
+
+
+def _scalar_hint(op_name: str) -> str:
+    # MXNet's operators call _internal._MulScalar etc.: nodes are named `_mulscalar0`.
+    return op_name.replace("_scalar", "scalar")
 
 
 def _entry(rebuilt, i):

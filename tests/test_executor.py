@@ -1,0 +1,156 @@
+import numpy as np
+import pytest
+
+import jbind as mx
+
+
+def mlp():
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data=data, num_hidden=10, name="fc1")
+    return mx.sym.SoftmaxOutput(mx.sym.Activation(fc, act_type="relu", name="relu1"), name="softmax")
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _fill(exe, rng):
+    for name, arr in exe.arg_dict.items():
+        if name == "softmax_label":
+            arr[:] = rng.integers(0, 10, size=arr.shape)
+        else:
+            arr[:] = rng.uniform(-1, 1, size=arr.shape)
+
+
+def _reference(exe):
+    a = {k: v.asnumpy().astype(np.float64) for k, v in exe.arg_dict.items()}
+    pre = a["data"] @ a["fc1_weight"].T + a["fc1_bias"]
+    h = np.maximum(pre, 0)
+    p = _softmax(h)
+    dh = p - np.eye(10)[a["softmax_label"].astype(int)]
+    dpre = dh * (pre > 0)
+    return p, {"fc1_weight": dpre.T @ a["data"], "fc1_bias": dpre.sum(0), "data": dpre @ a["fc1_weight"]}
+
+
+def test_issue_example_forward_backward_matches_numpy():
+    exe = mlp().simple_bind(mx.cpu(), data=(32, 100))
+    rng = np.random.default_rng(0)
+    _fill(exe, rng)
+    exe.arg_dict["data"][:] = np.random.rand(32, 100)
+    exe.forward(is_train=True)
+    exe.backward()
+    p, grads = _reference(exe)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), p, rtol=1e-4, atol=1e-6)
+    for k, g in grads.items():
+        np.testing.assert_allclose(exe.grad_dict[k].asnumpy(), g, rtol=1e-3, atol=1e-5)
+    np.testing.assert_array_equal(exe.grad_dict["softmax_label"].asnumpy(), 0)
+    assert exe.output_dict["softmax_output"] is exe.outputs[0]
+
+
+def test_forward_kwargs_and_inference():
+    exe = mlp().simple_bind(mx.cpu(), data=(4, 3))
+    _fill(exe, np.random.default_rng(1))
+    x = np.ones((4, 3))
+    out = exe.forward(data=x)[0].asnumpy()
+    np.testing.assert_allclose(exe.arg_dict["data"].asnumpy(), x)
+    assert out.shape == (4, 10)
+    with pytest.raises(mx.base.MXNetError, match="unknown argument 'dta'"):
+        exe.forward(dta=x)
+    with pytest.raises(mx.base.MXNetError, match="cannot assign an array of shape"):
+        exe.forward(data=np.ones((5, 3)))
+
+
+def test_grad_req_add_and_null():
+    sym = mlp()
+    rng = np.random.default_rng(2)
+    exe = sym.simple_bind(mx.cpu(), grad_req={"fc1_weight": "add", "fc1_bias": "write"}, data=(4, 3))
+    assert set(exe.grad_dict) == {"fc1_weight", "fc1_bias"}
+    _fill(exe, rng)
+    exe.forward(is_train=True)
+    exe.backward()
+    g1 = exe.grad_dict["fc1_weight"].asnumpy()
+    b1 = exe.grad_dict["fc1_bias"].asnumpy()
+    exe.forward(is_train=True)
+    exe.backward()
+    np.testing.assert_allclose(exe.grad_dict["fc1_weight"].asnumpy(), 2 * g1, rtol=1e-5)
+    np.testing.assert_allclose(exe.grad_dict["fc1_bias"].asnumpy(), b1, rtol=1e-5)
+    with pytest.raises(mx.base.MXNetError, match="grad_req 'wrte'"):
+        sym.simple_bind(mx.cpu(), grad_req="wrte", data=(4, 3))
+    exe = sym.simple_bind(mx.cpu(), grad_req=["null", "write", "null", "null"], data=(4, 3))
+    assert list(exe.grad_dict) == ["fc1_weight"]
+
+
+def test_non_loss_output_needs_head_gradient():
+    x = mx.sym.Variable("x")
+    y = mx.sym.FullyConnected(x, num_hidden=2, name="fc")
+    exe = y.simple_bind(mx.cpu(), x=(3, 4))
+    exe.forward(is_train=True)
+    with pytest.raises(mx.base.MXNetError, match="head gradient is required"):
+        exe.backward()
+    exe.backward([mx.nd.ones((3, 2))])
+    np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), [3, 3])
+    with pytest.raises(mx.base.MXNetError, match=r"has shape \(3, 3\)"):
+        exe.backward([mx.nd.ones((3, 3))])
+    fresh = y.simple_bind(mx.cpu(), x=(3, 4))
+    with pytest.raises(mx.base.MXNetError, match="needs a forward"):
+        fresh.backward([mx.nd.ones((3, 2))])
+
+
+def test_shared_exec_shares_parameters_by_reference():
+    sym = mlp()
+    a = sym.simple_bind(mx.cpu(), data=(8, 5))
+    b = sym.simple_bind(mx.cpu(), data=(4, 5), shared_exec=a, shared_arg_names=["fc1_weight", "fc1_bias"])
+    assert b.arg_dict["fc1_weight"] is a.arg_dict["fc1_weight"]
+    assert b.grad_dict["fc1_weight"] is a.grad_dict["fc1_weight"]
+    assert b.arg_dict["data"] is not a.arg_dict["data"]
+    a.arg_dict["fc1_weight"][:] = np.full((10, 5), 0.5)
+    np.testing.assert_allclose(b.arg_dict["fc1_weight"].asnumpy(), 0.5)
+    with pytest.raises(mx.base.MXNetError, match="shared array 'fc1_weight'"):
+        mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc1"),
+                             name="softmax").simple_bind(mx.cpu(), data=(4, 5), shared_exec=a,
+                                                         shared_arg_names=["fc1_weight"])
+
+
+def test_bind_uses_given_arrays_as_they_are():
+    sym = mlp()
+    args = {"data": mx.nd.ones((2, 3)), "fc1_weight": mx.nd.ones((10, 3)), "fc1_bias": mx.nd.zeros((10,)),
+            "softmax_label": mx.nd.zeros((2,))}
+    grads = {"fc1_weight": mx.nd.zeros((10, 3))}
+    exe = sym.bind(mx.cpu(), args, args_grad=grads)
+    assert exe.arg_dict["fc1_weight"] is args["fc1_weight"]
+    exe.forward()
+    args["data"][:] = np.zeros((2, 3))  # a later write shows in the next forward
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), np.full((2, 10), 0.1), rtol=1e-6)
+    exe.forward(is_train=True)
+    exe.backward()
+    assert exe.grad_dict["fc1_weight"] is grads["fc1_weight"]
+    assert list(exe.grad_dict) == ["fc1_weight"]
+    with pytest.raises(mx.base.MXNetError, match="no array given for arg 'softmax_label'"):
+        sym.bind(mx.cpu(), {k: v for k, v in args.items() if k != "softmax_label"})
+    bad = dict(args, fc1_weight=mx.nd.ones((10, 4)))
+    with pytest.raises(mx.base.MXNetError, match="fc1_weight"):
+        sym.bind(mx.cpu(), bad)
+
+
+def test_copy_params_from_and_reshape():
+    sym = mlp()
+    exe = sym.simple_bind(mx.cpu(), data=(4, 3))
+    exe.copy_params_from({"fc1_weight": mx.nd.ones((10, 3))}, {})
+    np.testing.assert_allclose(exe.arg_dict["fc1_weight"].asnumpy(), 1)
+    with pytest.raises(ValueError, match="not in the arguments"):
+        exe.copy_params_from({"nope": mx.nd.ones((1,))})
+    exe.copy_params_from({"nope": mx.nd.ones((1,))}, allow_extra_params=True)
+    small = exe.reshape(data=(2, 3), softmax_label=(2,))
+    assert small.arg_dict["fc1_weight"] is exe.arg_dict["fc1_weight"]
+    assert small.arg_dict["data"].shape == (2, 3)
+    with pytest.raises(mx.base.MXNetError, match="allow_up_sizing"):
+        exe.reshape(data=(8, 3), softmax_label=(8,))
+
+
+def test_context_errors():
+    with pytest.raises(mx.base.MXNetError, match=r"cpu\(7\) does not exist"):
+        mlp().simple_bind(mx.cpu(7), data=(2, 3))
+    exe = mlp().simple_bind(mx.cpu(1), data=(2, 3))
+    exe.forward()
+    assert exe.outputs[0].context == mx.cpu(1)

@@ -1,0 +1,153 @@
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import jbind as mx
+
+
+def mlp(prefix=""):
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data=data, num_hidden=10, name=prefix + "fc1")
+    act = mx.sym.Activation(fc, act_type="relu", name=prefix + "relu1")
+    return mx.sym.SoftmaxOutput(act, name=prefix + "softmax")
+
+
+def test_issue_example_lists():
+    net = mlp()
+    assert net.list_arguments() == ["data", "fc1_weight", "fc1_bias", "softmax_label"]
+    assert net.list_outputs() == ["softmax_output"]
+    assert net.list_auxiliary_states() == []
+    assert net.list_inputs() == net.list_arguments()
+    assert net.name == "softmax"
+
+
+def test_auto_naming_and_prefix():
+    with mx.name.NameManager():
+        a = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=3)
+        b = mx.sym.FullyConnected(a, num_hidden=3)
+        assert (a.name, b.name) == ("fullyconnected0", "fullyconnected1")
+        assert b.list_arguments()[-2:] == ["fullyconnected1_weight", "fullyconnected1_bias"]
+    with mx.name.Prefix("p_"):
+        c = mx.sym.Activation(mx.sym.Variable("y"), act_type="relu")
+        d = mx.sym.Activation(c, act_type="relu", name="named")
+    assert c.name == "p_activation0" and d.name == "p_named"
+    assert d.list_arguments() == ["y"], "variables are not prefixed"
+
+
+def test_getitem_internals_children():
+    net = mlp()
+    internals = net.get_internals()
+    assert internals.list_outputs() == ["data", "fc1_weight", "fc1_bias", "fc1_output", "relu1_output",
+                                        "softmax_label", "softmax_output"]
+    fc = internals["fc1_output"]
+    assert fc.list_arguments() == ["data", "fc1_weight", "fc1_bias"]
+    assert internals[3].name == "fc1"
+    assert net.get_children().list_outputs() == ["relu1_output", "softmax_label"]
+    assert mx.sym.Variable("v").get_children() is None
+    with pytest.raises(ValueError, match="no output named"):
+        internals["nope"]
+    with pytest.raises(IndexError):
+        net[3]
+
+
+def test_group_and_iteration():
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    g = mx.sym.Group([mx.sym.Activation(a, act_type="relu", name="r"), b])
+    assert g.list_outputs() == ["r_output", "b"]
+    assert len(g) == 2 and [s.name for s in g] == ["r", "b"]
+    assert g.name is None
+
+
+def test_attributes():
+    v = mx.sym.Variable("w", shape=(3, 4), lr_mult=2.0, wd_mult=0.5, dtype="float16", init="zeros")
+    assert v.attr("__shape__") == "(3, 4)"
+    assert v.attr("__dtype__") == "2"
+    assert v.list_attr()["lr_mult"] == "2.0"
+    with mx.AttrScope(ctx_group="dev1"):
+        fc = mx.sym.FullyConnected(v, num_hidden=3, name="fc")
+    d = fc.attr_dict()
+    assert d["fc"]["num_hidden"] == "3" and d["fc"]["ctx_group"] == "dev1"
+    assert d["fc_bias"]["num_hidden"] == "3", "MXNet copies op attributes onto the variables it creates"
+    with pytest.raises(ValueError, match="double underscores"):
+        mx.sym.Variable("x", foo="bar")
+
+
+def test_arithmetic_names_and_scalar_strings():
+    with mx.name.NameManager():
+        a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+        outs = [a + b, a * 2, -a, 1.0 - a, a / b, a ** 2, 2 ** a]
+    names = [o.name for o in outs]
+    assert names == ["_plus0", "_mulscalar0", "_mulscalar1", "_rminusscalar0", "_div0", "_powerscalar0",
+                     "_rpowerscalar0"]
+    assert outs[1].attr("scalar") == "2" and outs[2].attr("scalar") == "-1.0"
+
+
+def test_fingerprint_is_structural():
+    assert mlp().fingerprint == mlp().fingerprint
+    assert mlp().fingerprint != mlp("x").fingerprint  # argument names differ
+    data = mx.sym.Variable("data")
+    a = mx.sym.FullyConnected(data, num_hidden=10, name="fc")
+    b = mx.sym.FullyConnected(data, num_hidden="10", name="fc")
+    c = mx.sym.FullyConnected(data, num_hidden=11, name="fc")
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+    # op node names do not change the computation, so they are not part of the key
+    assert mx.sym.Activation(data, act_type="relu", name="r1").fingerprint == \
+        mx.sym.Activation(data, act_type="relu", name="r2").fingerprint
+
+
+def test_symbols_are_immutable_under_composition():
+    x = mx.sym.Variable("x")
+    net = mx.sym.Activation(x, act_type="relu", name="r")
+    y = mx.sym.FullyConnected(mx.sym.Variable("z"), num_hidden=2, name="fc")
+    composed = net(x=y)
+    assert net.list_arguments() == ["x"]
+    assert composed.list_arguments() == ["z", "fc_weight", "fc_bias"]
+
+
+def test_json_round_trip(tmp_path):
+    net = mlp()
+    text = net.tojson()
+    again = mx.sym.load_json(text)
+    assert again.list_arguments() == net.list_arguments()
+    assert again.list_outputs() == net.list_outputs()
+    assert again.fingerprint == net.fingerprint
+    assert again.tojson() == text
+    path = tmp_path / "net-symbol.json"
+    net.save(str(path))
+    assert mx.sym.load(str(path)).fingerprint == net.fingerprint
+    assert pickle.loads(pickle.dumps(net)).fingerprint == net.fingerprint
+    assert copy.deepcopy(net).fingerprint == net.fingerprint
+
+
+def test_json_layouts_and_bad_json(tmp_path):
+    legacy = ('{"nodes": [{"op": "null", "name": "data", "inputs": []},'
+              '{"op": "null", "name": "fc_weight", "param": {}, "inputs": []},'
+              '{"op": "null", "name": "fc_bias", "inputs": []},'
+              '{"op": "FullyConnected", "name": "fc", "param": {"num_hidden": "4"}, "inputs": [[0,0],[1,0],[2,0]]}],'
+              '"arg_nodes": [0,1,2], "heads": [[3,0]]}')
+    sym = mx.sym.load_json(legacy)
+    assert sym.infer_shape(data=(2, 3))[1] == [(2, 4)]
+    with pytest.raises(mx.base.MXNetError, match="not valid JSON"):
+        mx.sym.load_json("{")
+    with pytest.raises(mx.base.MXNetError, match="unknown operator 'Bogus'"):
+        mx.sym.load_json('{"nodes": [{"op": "Bogus", "name": "b", "inputs": []}], "heads": [[0,0,0]]}')
+    with pytest.raises(mx.base.MXNetError, match="has 1 inputs, expected 3"):
+        mx.sym.load_json('{"nodes": [{"op": "null", "name": "d", "inputs": []},'
+                         '{"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"}, '
+                         '"inputs": [[0,0,0]]}], "heads": [[1,0,0]]}')
+    with pytest.raises(mx.base.MXNetError, match="cannot read symbol file"):
+        mx.sym.load(str(tmp_path / "missing.json"))
+
+
+def test_unknown_and_bad_parameters():
+    x = mx.sym.Variable("x")
+    with pytest.raises(mx.base.MXNetError, match="unknown parameter.*'num_hiden'.*known parameters are num_hidden"):
+        mx.sym.FullyConnected(x, num_hiden=3)
+    with pytest.raises(mx.base.MXNetError, match="act_type.*must be one of"):
+        mx.sym.Activation(x, act_type="swish")
+    with pytest.raises(mx.base.MXNetError, match="required parameter"):
+        mx.sym.FullyConnected(x)
+    with pytest.raises(mx.base.MXNetError, match="cannot parse parameter num_hidden='ten'"):
+        mx.sym.FullyConnected(x, num_hidden="ten")
