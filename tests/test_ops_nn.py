@@ -76,7 +76,7 @@ CASES = [
     Case("mae_regression", lambda: mx.sym.MAERegressionOutput(V("data"), name="lr"),
          lambda data, lr_label: [data], {"data": (4, 1)},
          ref_grad=lambda data, lr_label: {"data": np.sign(data - lr_label)}, no_grad=("lr_label",)),
-    Case("make_loss", lambda: mx.sym.MakeLoss(V("data") * V("data"), name="ml", normalization="batch"),
+    Case("make_loss", lambda: mx.sym.MakeLoss(mx.sym.square(V("data")), name="ml", normalization="batch"),
          lambda data: [data * data], {"data": (4, 3)},
          ref_grad=lambda data: {"data": 2 * data / 4}),
     Case("block_grad", lambda: mx.sym.MakeLoss(mx.sym.BlockGrad(V("a"), name="bg") * V("b"), name="ml"),

@@ -80,7 +80,7 @@ def test_arithmetic_names_and_scalar_strings():
         outs = [a + b, a * 2, -a, 1.0 - a, a / b, a ** 2, 2 ** a]
     names = [o.name for o in outs]
     assert names == ["_plus0", "_mulscalar0", "_mulscalar1", "_rminusscalar0", "_div0", "_powerscalar0",
-                     "_rpowerscalar0"]
+                     "_rpower_scalar0"]
     assert outs[1].attr("scalar") == "2" and outs[2].attr("scalar") == "-1.0"
 
 

@@ -18,7 +18,7 @@ from ..base import MXNetError
 from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
-from ..symbol.infer import SHAPE, infer
+from ..symbol.infer import DTYPE, SHAPE, infer
 from ..symbol.lower import make_forward, make_train
 
 
@@ -46,9 +46,12 @@ class Executor:
         self._diff = tuple(r != "null" and np.issubdtype(h.dtype, np.inexact)
                            for r, h in zip(grad_req, self.arg_arrays))
         self._add = tuple(r == "add" for r in grad_req)
-        self._loss_heads = tuple(bool(n.op is not None and n.op.is_loss) for n, _ in symbol._heads)
         _, out_s, _ = infer(symbol, SHAPE, (), dict(shapes[:len(g.arg_names)]))
+        _, out_t, _ = infer(symbol, DTYPE, (), dict(dtypes[:len(g.arg_names)]))
         self._out_shapes = out_s
+        # Outputs that take no head gradient: loss heads, and integer outputs (no gradient).
+        self._loss_heads = tuple(bool(n.op is not None and n.op.is_loss) or not np.issubdtype(t, np.inexact)
+                                 for (n, _), t in zip(symbol._heads, out_t))
         self.outputs = [NDArray(None) for _ in out_s]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward

@@ -41,12 +41,9 @@ class Op:
     def outputs(self) -> tuple[str, ...]:
         return ("output",)
 
-    def num_outputs(self) -> int:
-        return len(self.outputs())
-
     def total_outputs(self) -> int:
         """Outputs including hidden ones (BatchNorm's mean and var), as MXNet's JSON counts them."""
-        return self.num_outputs()
+        return len(self.outputs())
 
     # --- rules -----------------------------------------------------------------
     def infer_shape(self, ins: list, outs: list):
@@ -155,7 +152,7 @@ def parse_value(t, v):
         return float(v)
     if t is str:
         return str(v)
-    if origin is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
+    if origin is tuple or t is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
         if isinstance(v, str):
             s = v.strip()
             v = ast.literal_eval(s) if s else ()

@@ -143,7 +143,7 @@ class Dropout(Op):
     """Zeroes elements with probability p in training (scaled by 1/(1-p)); identity at inference."""
     p: float = 0.5
     mode: Literal["training", "always"] = "training"
-    axes: tuple = ()
+    axes: tuple[int, ...] = ()
     cudnn_off: Optional[bool] = False
     random = True
 

@@ -40,7 +40,7 @@ class Node:
         return self.op is None
 
     def num_outputs(self) -> int:
-        return 1 if self.op is None else self.op.num_outputs()
+        return 1 if self.op is None else len(self.op.outputs())
 
     def num_args(self) -> int:
         return len(self.inputs) - (len(self.op.aux_names) if self.op is not None else 0)

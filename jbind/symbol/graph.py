@@ -7,7 +7,7 @@ one's index (the two are structurally identical, so the positions coincide).
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 from ._node import topo_order
 
@@ -42,7 +42,7 @@ class Graph:
         self.aux_index = tuple(i for i in self.var_index if id(self.nodes[i]) in aux_vars)
         self.arg_names = tuple(self.nodes[i].name for i in self.arg_index)
         self.aux_names = tuple(self.nodes[i].name for i in self.aux_index)
-        dup = {n for n in self.input_names if self.input_names.count(n) > 1}
+        dup = {n for n, c in Counter(self.input_names).items() if c > 1}
         if dup:
             from ..base import MXNetError
             raise MXNetError(f"the graph has several different variables named {sorted(dup)}; "

@@ -111,7 +111,7 @@ def propagate(g: Graph, kind: _Kind, initial: dict[int, object]):
                     raise kind.err(
                         f"{node.op.name} '{node.name}': {what} {how} {kind.fmt(old)} but inferred "
                         f"{kind.fmt(v)}\n{_context(g, kind, vals, ni)}") from None
-                if new != old:
+                if old is None or new != old:
                     vals[e] = new
                     changed = True
         if not changed:

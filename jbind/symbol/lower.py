@@ -59,11 +59,12 @@ def make_forward(g: Graph):
     return forward
 
 
-def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, loss_heads: tuple):
+def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple):
     """forward + backward in one function.
 
     train(args, aux, key, head_grads, old_grads) -> (outputs, grads, new_aux)
-    `head_grads` holds cotangents for the non-loss outputs only; loss heads ignore theirs.
+    `head_grads` holds cotangents for the outputs not marked in `no_head` (loss heads ignore
+    theirs; integer outputs have none).
     `grads` has one entry per differentiated argument; with grad_req 'add' the old
     gradient is added inside the function.
     """
@@ -82,10 +83,10 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, loss_heads: tuple):
         outs, vjp, new_aux = jax.vjp(f, diff, has_aux=True)
         it = iter(head_grads)
         cot = []
-        for o, is_loss in zip(outs, loss_heads):
+        for o, skip in zip(outs, no_head):
             if not jnp.issubdtype(o.dtype, jnp.inexact):
                 cot.append(np.zeros(o.shape, dtype=jax.dtypes.float0))
-            elif is_loss:
+            elif skip:
                 cot.append(jnp.ones_like(o))
             else:
                 cot.append(next(it).astype(o.dtype))

@@ -46,7 +46,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
         inputs[k] = v
     node_name = _name.current().get(name, hint or cls.name.lower())
     attrs = attribute.current().get(attr)
-    attrs.update({k: to_attr_string(v) for k, v in params.items() if v is not None})
+    attrs.update({k: to_attr_string(v) for k, v in params.items()})
     entries = []
     for n in arg_names:
         s = inputs.get(n)
@@ -60,8 +60,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     for a in cls.aux_names:
         entries.append(Variable(f"{node_name}_{a}", attr=dict(attrs))._heads[0])
     node = Node(op, node_name, attrs, tuple(entries))
-    return Symbol([(node, i) for i in range(op.num_outputs())]) if op.num_outputs() > 1 \
-        else Symbol([(node, 0)])
+    return Symbol([(node, i) for i in range(len(op.outputs()))])
 
 
 def _constructor(op_name: str, hint: str | None = None):

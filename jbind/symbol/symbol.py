@@ -251,8 +251,9 @@ def _listed(attrs: dict) -> dict:
 
 
 def _scalar_hint(op_name: str) -> str:
-    # MXNet's operators call _internal._MulScalar etc.: nodes are named `_mulscalar0`.
-    return op_name.replace("_scalar", "scalar")
+    # MXNet's operators call _internal._MulScalar etc.: nodes are named `_mulscalar0`;
+    # but 2 ** x calls _internal._rpower_scalar: `_rpower_scalar0`.
+    return op_name if op_name == "_rpower_scalar" else op_name.replace("_scalar", "scalar")
 
 
 def _entry(rebuilt, i):

@@ -1,0 +1,622 @@
+"""Shape and indexing ops: Reshape, Flatten, Concat, SliceChannel, transpose, slice, take, ...
+
+Shapes follow MXNet 1.x's partial convention: None is an unknown shape, 0 an unknown
+dimension. Unlike MXNet, a rule never produces a zero-size dimension from known
+inputs (an empty slice, a Reshape whose sizes differ, `tile` by 0): it raises instead.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Literal, Optional
+
+import jax
+import jax.numpy as jnp
+
+from ..base import np_dtype
+from ._base import Op, register
+
+
+def _complete(s) -> bool:
+    return s is not None and all(d > 0 for d in s)
+
+
+def _axis(axis: int, ndim: int, what: str = "axis") -> int:
+    """Normalise a possibly negative axis into [0, ndim)."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"`{what}`={axis} is out of range for an input of {ndim} dims")
+    return axis % ndim
+
+
+def _unify(a, b, what: str):
+    """Merge two partial shapes (0 = unknown dim); ValueError naming both if they differ."""
+    if a is None or b is None:
+        return a if b is None else b
+    if len(a) != len(b) or any(x and y and x != y for x, y in zip(a, b)):
+        raise ValueError(f"{what}: shapes {tuple(a)} and {tuple(b)} are incompatible")
+    return tuple(x or y for x, y in zip(a, b))
+
+
+def _int_index(x):
+    """Float or int indices -> int32, truncated toward zero as MXNet's static_cast<int>."""
+    return x if jnp.issubdtype(x.dtype, jnp.integer) else x.astype(jnp.int32)
+
+
+def _index_types(ins, outs):
+    """dtype rule of ops with (data, indices): out = data; indices keep their own dtype."""
+    t = ins[0] if ins[0] is not None else outs[0]
+    return [t, ins[1] if ins[1] is not None else t], [t], []
+
+
+# ------------------------------------------------------------------------- Reshape
+
+def _reshape_dims(src, shape, reverse: bool) -> list:
+    """MXNet's InferReshapeShape on a partial shape (0 = unknown) -> partial target."""
+    src, spec = list(src), list(shape)
+    if reverse:
+        src.reverse()
+        spec.reverse()
+    out, j, i, inferred = [], 0, 0, None
+
+    def take_one(code):
+        nonlocal j
+        if j >= len(src):
+            raise ValueError(f"shape={tuple(shape)}: `{code}` has no input dim left to consume "
+                             f"(input has {len(src)} dims)")
+        j += 1
+        return src[j - 1]
+
+    while i < len(spec):
+        v = spec[i]
+        if v == 0:
+            out.append(take_one(0))
+        elif v == -1:
+            if inferred is not None:
+                raise ValueError(f"shape={tuple(shape)}: only one dim can be -1")
+            inferred = len(out)
+            j += 1  # as MXNet: -1 and plain values step past an input dim, even a missing one
+            out.append(1)
+        elif v == -2:
+            out.extend(src[j:])
+            j = len(src)
+        elif v == -3:
+            d1, d2 = take_one(-3), take_one(-3)
+            out.append(d1 * d2)
+        elif v == -4:
+            if i + 2 >= len(spec):
+                raise ValueError(f"shape={tuple(shape)}: -4 must be followed by two dims")
+            d0 = take_one(-4)
+            d1, d2 = spec[i + 1], spec[i + 2]
+            i += 2
+            if d1 < -1 or d2 < -1 or 0 in (d1, d2) or d1 == d2 == -1:
+                raise ValueError(f"shape={tuple(shape)}: the two dims after -4 must be positive, "
+                                 f"one of them may be -1; got {d1}, {d2}")
+            if d0:
+                d1 = d0 // d2 if d1 == -1 else d1
+                d2 = d0 // d1 if d2 == -1 else d2
+                if d1 * d2 != d0:
+                    raise ValueError(f"shape={tuple(shape)}: split dims {d1}, {d2} do not divide "
+                                     f"the input dim {d0}")
+            out += [max(d1, 0), max(d2, 0)]
+        elif v > 0:
+            j += 1
+            out.append(v)
+        else:
+            raise ValueError(f"shape={tuple(shape)}: invalid value {v}")
+        i += 1
+    if inferred is not None:
+        rest = math.prod(out)
+        out[inferred] = math.prod(src) // rest if all(src) and rest else 0
+    return out[::-1] if reverse else out
+
+
+def reshape_target(src_shape, shape, reverse: bool = False) -> tuple:
+    """The shape MXNet's Reshape gives `src_shape` (complete) for `shape` and `reverse`.
+
+    Special values: 0 copies a dim, -1 infers one, -2 copies all remaining dims, -3
+    merges two dims, -4 splits one dim into the next two values (one may be -1).
+    Raises ValueError where MXNet 1.x would produce a shape of another size.
+    """
+    src = tuple(int(d) for d in src_shape)
+    how = f"shape={tuple(shape)}" + (", reverse=True" if reverse else "")
+    return _same_size(src, _reshape_dims(src, shape, reverse), how)
+
+
+def _same_size(src, out, how: str) -> tuple:
+    out = tuple(out)
+    if math.prod(out) != math.prod(src) or not all(out):
+        raise ValueError(f"cannot reshape {tuple(src)} with {how}: the result {out} has "
+                         f"{math.prod(out)} elements, the input {math.prod(src)}")
+    return out
+
+
+@register(aliases=("reshape",))
+class Reshape(Op):
+    """Reshape with MXNet's special values (see `reshape_target`); `target_shape` is deprecated."""
+    shape: tuple[int, ...] = ()
+    reverse: bool = False
+    target_shape: tuple[int, ...] = ()
+    keep_highest: bool = False
+
+    def _target(self, data):
+        if self.shape:
+            return _reshape_dims(data, self.shape, self.reverse)
+        if not self.target_shape:
+            raise ValueError("Reshape needs `shape` (or the deprecated `target_shape`)")
+        out = list(self.target_shape)
+        if self.keep_highest:
+            out[0] = data[0]
+        zeros = [k for k in range(int(self.keep_highest), len(out)) if out[k] == 0]
+        if len(zeros) == 1:
+            rest = math.prod(d for k, d in enumerate(out) if k != zeros[0])
+            out[zeros[0]] = math.prod(data) // rest if all(data) and rest else 0
+        return out
+
+    def infer_shape(self, ins, outs):
+        data, out = ins[0], outs[0]
+        if data is None:  # as MXNet: the input's ndim is needed
+            return [None], [None], []
+        target = tuple(self._target(data))
+        if _complete(data):
+            how = (f"shape={self.shape}" + (", reverse=True" if self.reverse else "")) if self.shape \
+                else f"target_shape={self.target_shape}"
+            return [data], [_same_size(data, target, how)], []
+        full = _unify(target, out, "Reshape output")
+        unknown = [k for k, d in enumerate(data) if not d]
+        if _complete(full) and len(unknown) == 1:  # MXNet's ReverseReshapeInferShape
+            known = math.prod(d for d in data if d)
+            if math.prod(full) % known:
+                raise ValueError(f"output {full} cannot come from input {tuple(data)}")
+            data = tuple(math.prod(full) // known if not d else d for d in data)
+        return [data], [full], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [x.reshape(tuple(self._target(x.shape)))], aux
+
+
+@register(aliases=("flatten",))
+class Flatten(Op):
+    """Collapse all but the first axis: (d0, d1, ..., dk) -> (d0, d1 * ... * dk)."""
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None:
+            return [None], [None], []
+        if not data:
+            raise ValueError("cannot flatten a 0-dim input")
+        rest = data[1:]
+        return [data], [(data[0], math.prod(rest) if all(rest) else 0)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [x.reshape(x.shape[0], -1)], aux
+
+
+# -------------------------------------------------------------------- join / split
+
+@register(aliases=("concat",))
+class Concat(Op):
+    """Join inputs along `dim`; the other dims must agree."""
+    num_args: int
+    dim: int = 1
+    variadic = "num_args"
+
+    def arguments(self):
+        return tuple(f"arg{i}" for i in range(self.num_args))
+
+    def infer_shape(self, ins, outs):
+        known = [s for s in list(ins) + list(outs) if s is not None]
+        if not known:
+            return list(ins), [None], []
+        ndim = len(known[0])
+        if ndim == 0:
+            raise ValueError("cannot concatenate 0-dim inputs")
+        shown = ", ".join("None" if s is None else str(tuple(s)) for s in ins)
+        if any(len(s) != ndim for s in known):
+            raise ValueError(f"inputs must have the same number of dims; got {shown}")
+        ax = _axis(self.dim, ndim, "dim")
+        base = tuple(0 if k == ax else d for k, d in enumerate(known[0]))
+        for s in known:
+            try:
+                base = _unify(base, tuple(0 if k == ax else d for k, d in enumerate(s)), "")
+            except ValueError:
+                out = "" if outs[0] is None else f", output {tuple(outs[0])}"
+                raise ValueError(f"dim={self.dim}: inputs must agree on every dim but {ax}; "
+                                 f"got {shown}{out}") from None
+        new_ins = [base[:ax] + ((s[ax] if s is not None else 0),) + base[ax + 1:] for s in ins]
+        sizes = [s[ax] for s in new_ins]
+        total = sum(sizes) if all(sizes) else (outs[0][ax] if outs[0] is not None else 0)
+        return new_ins, [base[:ax] + (total,) + base[ax + 1:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.concatenate(ins, axis=self.dim)], aux
+
+
+@register
+class stack(Op):
+    """Join same-shaped inputs along a new axis."""
+    num_args: int
+    axis: int = 0
+    variadic = "num_args"
+
+    def arguments(self):
+        return tuple(f"arg{i}" for i in range(self.num_args))
+
+    def infer_shape(self, ins, outs):
+        one = None
+        for s in ins:
+            one = _unify(one, s, "stack inputs")
+        out = outs[0]
+        if out is not None:
+            ax = _axis(self.axis, len(out), "axis")
+            one = _unify(one, out[:ax] + out[ax + 1:], "stack output")
+        if one is None:
+            return list(ins), [None], []
+        ax = _axis(self.axis, len(one) + 1, "axis")
+        return [one] * len(ins), [one[:ax] + (self.num_args,) + one[ax:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.stack(ins, axis=self.axis)], aux
+
+
+@register(aliases=("split",))
+class SliceChannel(Op):
+    """Split `axis` into `num_outputs` equal parts (each squeezed if `squeeze_axis`)."""
+    num_outputs: int
+    axis: int = 1
+    squeeze_axis: bool = False
+
+    def __post_init__(self):
+        if self.num_outputs < 1:
+            raise ValueError(f"num_outputs must be positive, got {self.num_outputs}")
+
+    def outputs(self):
+        return tuple(f"output{i}" for i in range(self.num_outputs))
+
+    def infer_shape(self, ins, outs):
+        data, n = ins[0], self.num_outputs
+        if data is None:  # as MXNet: the input's ndim is needed
+            return [None], list(outs), []
+        ax = _axis(self.axis, len(data), "axis")
+        piece = None
+        for o in outs:
+            piece = _unify(piece, o, "SliceChannel outputs")
+        if piece is not None:  # back-calculate the input from the outputs
+            split = n if self.squeeze_axis else piece[ax] * n
+            back = piece[:ax] + (split,) + piece[ax + (0 if self.squeeze_axis else 1):]
+            data = _unify(data, back, "SliceChannel input and outputs")
+        d = data[ax]
+        if d and d % n:
+            raise ValueError(f"num_outputs={n} does not evenly divide axis {ax} of input {tuple(data)}")
+        if self.squeeze_axis and d and d != n:
+            raise ValueError(f"squeeze_axis=True needs axis {ax} of input {tuple(data)} to be "
+                             f"num_outputs={n}")
+        rest = () if self.squeeze_axis else (d // n,)
+        return [data], [data[:ax] + rest + data[ax + 1:]] * n, []
+
+    def lower(self, ins, aux, is_train, key):
+        parts = jnp.split(ins[0], self.num_outputs, axis=self.axis)
+        if self.squeeze_axis:
+            parts = [jnp.squeeze(p, axis=self.axis) for p in parts]
+        return list(parts), aux
+
+
+# ---------------------------------------------------------------------- axis moves
+
+@register
+class expand_dims(Op):
+    """Insert a size-1 axis at `axis` (in [-ndim-1, ndim])."""
+    axis: int
+
+    def infer_shape(self, ins, outs):
+        data, out = ins[0], outs[0]
+        if data is None and out is None:
+            return [None], [None], []
+        ndim = len(data) if data is not None else len(out) - 1
+        if not -ndim - 1 <= self.axis <= ndim:
+            raise ValueError(f"`axis`={self.axis} is out of range [{-ndim - 1}, {ndim}] for an input "
+                             f"of {ndim} dims")
+        ax = self.axis % (ndim + 1)
+        if out is not None:
+            data = _unify(data, out[:ax] + out[ax + 1:], "expand_dims output")
+        return [data], [data[:ax] + (1,) + data[ax:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.expand_dims(ins[0], self.axis)], aux
+
+
+def _perm(axes, ndim):
+    axes = tuple(axes) or tuple(range(ndim - 1, -1, -1))
+    norm = tuple(a % ndim if -ndim <= a < ndim else a for a in axes)
+    if sorted(norm) != list(range(ndim)):
+        raise ValueError(f"`axes`={tuple(axes)} is not a permutation of the {ndim} input dims")
+    return norm
+
+
+@register
+class transpose(Op):
+    """Permute the axes (reverse them when `axes` is empty)."""
+    axes: tuple[int, ...] = ()
+
+    def infer_shape(self, ins, outs):
+        data, out = ins[0], outs[0]
+        if data is None and out is None:
+            return [None], [None], []
+        p = _perm(self.axes, len(data if data is not None else out))
+        if out is not None:
+            back = [0] * len(p)
+            for k, a in enumerate(p):
+                back[a] = out[k]
+            data = _unify(data, tuple(back), "transpose output")
+        return [data], [tuple(data[a] for a in p)], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.transpose(ins[0], _perm(self.axes, ins[0].ndim))], aux
+
+
+@register(aliases=("swapaxes",))
+class SwapAxis(Op):
+    """Exchange axes `dim1` and `dim2`."""
+    dim1: int = 0
+    dim2: int = 0
+
+    def _swap(self, s):
+        a, b = _axis(self.dim1, len(s), "dim1"), _axis(self.dim2, len(s), "dim2")
+        s = list(s)
+        s[a], s[b] = s[b], s[a]
+        return tuple(s)
+
+    def infer_shape(self, ins, outs):
+        data = _unify(ins[0], None if outs[0] is None else self._swap(outs[0]), "SwapAxis output")
+        return ([None], [None], []) if data is None else ([data], [self._swap(data)], [])
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.swapaxes(ins[0], self.dim1, self.dim2)], aux
+
+
+@register(aliases=("flip",))
+class reverse(Op):
+    """Reverse the order of elements along each axis in `axis`."""
+    axis: tuple[int, ...]
+
+    def _axes(self, ndim):
+        axes = tuple(_axis(a, ndim) for a in self.axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"`axis`={self.axis} names an axis twice")
+        return axes
+
+    def infer_shape(self, ins, outs):
+        data = _unify(ins[0], outs[0], "reverse output")
+        if data is not None:
+            self._axes(len(data))
+        return [data], [data], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.flip(ins[0], self._axes(ins[0].ndim))], aux
+
+
+@register
+class squeeze(Op):
+    """Remove size-1 axes (all of them when `axis` is None); all removed gives shape (1,)."""
+    axis: Optional[tuple[int, ...]] = None
+
+    def _keep(self, data):
+        if self.axis is None:
+            return [k for k, d in enumerate(data) if d != 1]
+        axes = [_axis(a, len(data)) for a in self.axis]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"`axis`={self.axis} names an axis twice")
+        bad = [a for a in axes if data[a] not in (0, 1)]
+        if bad:
+            raise ValueError(f"cannot squeeze axis {bad[0]} of input {tuple(data)}: its size is not 1")
+        return [k for k in range(len(data)) if k not in axes]
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None or (self.axis is None and not _complete(data)):
+            return [data], [None], []
+        return [data], [tuple(data[k] for k in self._keep(data)) or (1,)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [x.reshape(tuple(x.shape[k] for k in self._keep(x.shape)) or (1,))], aux
+
+
+# ------------------------------------------------------------------------ slicing
+
+@register
+class slice_axis(Op):
+    """data[..., begin:end, ...] on one axis; `end` None means the end of the axis."""
+    axis: int
+    begin: int
+    end: Optional[int] = None  # required in MXNet; a default here so None survives tojson
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None:
+            return [None], [None], []
+        ax = _axis(self.axis, len(data))
+        n = data[ax]
+        if not n:
+            return [data], [data], []
+        b = self.begin + n if self.begin < 0 else self.begin
+        e = n if self.end is None else (self.end + n if self.end < 0 else self.end)
+        if not 0 <= b < e <= n:
+            raise ValueError(f"begin={self.begin}, end={self.end} is not a non-empty range of axis {ax} "
+                             f"(size {n}) of input {tuple(data)}: need 0 <= begin < end <= {n}, "
+                             f"negative values counting from the end")
+        return [data], [data[:ax] + (e - b,) + data[ax + 1:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        idx = [builtins.slice(None)] * x.ndim
+        idx[self.axis] = builtins.slice(self.begin, self.end)
+        return [x[tuple(idx)]], aux
+
+
+@register(aliases=("crop",))
+class slice(Op):  # noqa: A001  (MXNet's op name)
+    """data[begin[0]:end[0]:step[0], ...] with Python's rules; None entries take the default."""
+    begin: tuple[Optional[int], ...]
+    end: tuple[Optional[int], ...]
+    step: tuple[Optional[int], ...] = ()
+
+    def _slices(self, ndim):
+        if len(self.end) != len(self.begin) or (self.step and len(self.step) != len(self.begin)):
+            raise ValueError(f"begin={self.begin}, end={self.end} and step={self.step} differ in length")
+        if len(self.begin) > ndim:
+            raise ValueError(f"begin={self.begin} slices more axes than the input's {ndim}")
+        steps = self.step or (None,) * len(self.begin)
+        if 0 in steps:
+            raise ValueError(f"step={self.step} contains 0")
+        return tuple(builtins.slice(b, e, s) for b, e, s in zip(self.begin, self.end, steps))
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None:
+            return [None], [None], []
+        sl = self._slices(len(data))
+        out = list(data)
+        for k, s in enumerate(sl):
+            if data[k]:
+                out[k] = len(range(*s.indices(data[k])))
+                if not out[k]:
+                    raise ValueError(f"begin={self.begin}, end={self.end}, step={self.step} select "
+                                     f"nothing from axis {k} of input {tuple(data)}")
+        return [data], [tuple(out)], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [ins[0][self._slices(ins[0].ndim)]], aux
+
+
+@register
+class take(Op):
+    """Gather slices of `a` along `axis` at `indices`; out-of-range indices are clipped or
+    wrapped ('raise' behaves as 'clip'). No gradient flows to `indices`."""
+    axis: int = 0
+    mode: Literal["clip", "wrap", "raise"] = "clip"
+
+    def arguments(self):
+        return ("a", "indices")
+
+    def infer_shape(self, ins, outs):
+        a, idx = ins
+        if a is None or idx is None:
+            return [a, idx], [None], []
+        ax = _axis(self.axis, len(a))
+        return [a, idx], [a[:ax] + tuple(idx) + a[ax + 1:]], []
+
+    infer_type = staticmethod(_index_types)
+
+    def lower(self, ins, aux, is_train, key):
+        a, idx = ins[0], _int_index(ins[1])
+        ax = self.axis % a.ndim
+        n = a.shape[ax]
+        idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
+        return [jnp.take(a, idx, axis=ax, mode="clip")], aux
+
+
+@register
+class pick(Op):
+    """out[i, j] = data[i, index[i, j], j] along `axis`; index has data's shape without `axis`."""
+    axis: Optional[int] = -1
+    keepdims: bool = False
+    mode: Literal["clip", "wrap"] = "clip"
+
+    def arguments(self):
+        return ("data", "index")
+
+    def infer_shape(self, ins, outs):
+        data, index = ins
+        if self.axis is None:
+            raise ValueError("axis=None is not supported by pick; give an axis")
+        if data is None:
+            return [None, index], [None], []
+        ax = _axis(self.axis, len(data))
+        small = data[:ax] + data[ax + 1:]
+        return [data, small], [data[:ax] + (1,) + data[ax + 1:] if self.keepdims else small], []
+
+    infer_type = staticmethod(_index_types)
+
+    def lower(self, ins, aux, is_train, key):
+        x, idx = ins[0], _int_index(ins[1])
+        ax = self.axis % x.ndim
+        n = x.shape[ax]
+        idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
+        y = jnp.take_along_axis(x, jnp.expand_dims(idx, ax), axis=ax)
+        return [y if self.keepdims else jnp.squeeze(y, ax)], aux
+
+
+@register
+class one_hot(Op):
+    """out[..., k] = on_value if k == indices[...] else off_value (out-of-range rows are all off)."""
+    depth: int
+    on_value: float = 1.0
+    off_value: float = 0.0
+    dtype: Literal["float16", "float32", "float64", "int32", "int64", "int8", "uint8"] = "float32"
+
+    def __post_init__(self):
+        if self.depth < 1:
+            raise ValueError(f"depth must be positive, got {self.depth}")
+
+    def arguments(self):
+        return ("indices",)
+
+    def infer_shape(self, ins, outs):
+        idx = ins[0]
+        if idx is None and outs[0] is not None:
+            idx = outs[0][:-1]
+        return [idx], [None if idx is None else tuple(idx) + (self.depth,)], []
+
+    def infer_type(self, ins, outs):
+        return [ins[0]], [np_dtype(self.dtype)], []
+
+    def lower(self, ins, aux, is_train, key):
+        idx = _int_index(ins[0])
+        hit = idx[..., None] == jnp.arange(self.depth, dtype=idx.dtype)
+        dt = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype))  # float64 is float32 without x64
+        return [jnp.where(hit, jnp.asarray(self.on_value, dt), jnp.asarray(self.off_value, dt))], aux
+
+
+# ------------------------------------------------------------------------ repeats
+
+@register
+class tile(Op):
+    """Repeat the whole array `reps` times along each axis (numpy's tile)."""
+    reps: tuple[int, ...]
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None:
+            return [None], [None], []
+        if any(r < 1 for r in self.reps):
+            raise ValueError(f"reps={self.reps} must be positive (jbind makes no empty arrays)")
+        n = max(len(data), len(self.reps))
+        d = (1,) * (n - len(data)) + tuple(data)
+        r = (1,) * (n - len(self.reps)) + tuple(self.reps)
+        return [data], [tuple(a * b for a, b in zip(d, r))], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.tile(ins[0], self.reps)], aux
+
+
+@register
+class repeat(Op):
+    """Repeat each element `repeats` times along `axis` (of the flattened input if None)."""
+    repeats: int
+    axis: Optional[int] = None
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None:
+            return [None], [None], []
+        if self.repeats < 1:
+            raise ValueError(f"repeats={self.repeats} must be positive (jbind makes no empty arrays)")
+        if self.axis is None:
+            return [data], [(math.prod(data) * self.repeats,)], []
+        ax = _axis(self.axis, len(data))
+        return [data], [data[:ax] + (data[ax] * self.repeats,) + data[ax + 1:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.repeat(ins[0], self.repeats, axis=self.axis)], aux

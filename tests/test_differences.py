@@ -1,0 +1,48 @@
+"""Each deliberate difference from MXNet 1.x, one test each (listed in the README)."""
+import numpy as np
+
+import jbind as mx
+
+
+def test_float64_is_stored_as_float32_without_jax_x64():
+    """float64 arrays become float32 unless JAX's x64 mode is enabled (JAX_ENABLE_X64=1)."""
+    assert mx.nd.array(np.zeros(2, np.float64)).dtype == np.float32
+
+
+def test_slices_are_copies():
+    """NDArray basic slicing returns a copy, so writing into a slice leaves the parent unchanged."""
+    a = mx.nd.zeros((2, 2))
+    a[0][:] = 5
+    assert a.asnumpy().sum() == 0
+
+
+def test_composition_returns_a_new_symbol():
+    """Symbol.__call__ composition returns a new symbol and leaves the original unchanged."""
+    x = mx.sym.Variable("x")
+    net = mx.sym.Activation(x, act_type="relu", name="r")
+    net(x=mx.sym.Variable("y"))
+    assert net.list_arguments() == ["x"]
+
+
+def test_training_forward_computes_gradients_with_the_outputs():
+    """With loss heads only, forward(is_train=True) computes gradients in the same XLA call;
+    they become visible in grad_dict only when backward() runs, as in MXNet."""
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc"),
+                               name="sm")
+    exe = net.simple_bind(mx.cpu(), data=(2, 4))
+    exe.arg_dict["data"][:] = 1
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.grad_dict["fc_bias"].asnumpy(), 0)
+    exe.backward()
+    assert np.abs(exe.grad_dict["fc_bias"].asnumpy()).sum() > 0
+
+
+def test_monitor_callback_is_refused():
+    """set_monitor_callback raises: the whole graph is one compiled function."""
+    exe = mx.sym.Activation(mx.sym.Variable("x"), act_type="relu").simple_bind(mx.cpu(), x=(2,))
+    try:
+        exe.set_monitor_callback(lambda *a: None)
+    except mx.base.MXNetError as e:
+        assert "get_internals" in str(e)
+    else:
+        raise AssertionError("expected MXNetError")

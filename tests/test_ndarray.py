@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+
+import jbind as mx
+
+
+def test_creation_and_properties():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert a.shape == (2, 2) and a.dtype == np.float32 and a.size == 4 and a.ndim == 2
+    assert a.context == mx.cpu(0)
+    assert mx.nd.zeros((2, 3)).asnumpy().sum() == 0
+    assert mx.nd.ones(3, dtype="int32").dtype == np.int32
+    np.testing.assert_array_equal(mx.nd.full((2,), 7).asnumpy(), [7, 7])
+    np.testing.assert_array_equal(mx.nd.arange(0, 3).asnumpy(), [0, 1, 2])
+    assert mx.nd.empty((1, 2)).shape == (1, 2)
+    assert mx.nd.array([5.0]).asscalar() == 5.0
+    with pytest.raises(ValueError, match="not a scalar"):
+        mx.nd.ones((2,)).asscalar()
+
+
+def test_assignment_is_seen_by_every_holder():
+    a = mx.nd.zeros((2, 3))
+    alias = a
+    a[:] = 1.5
+    np.testing.assert_array_equal(alias.asnumpy(), np.full((2, 3), 1.5))
+    a[:] = np.arange(3)  # broadcast along rows
+    np.testing.assert_array_equal(a.asnumpy()[1], [0, 1, 2])
+    a[0] = 9
+    np.testing.assert_array_equal(a.asnumpy()[0], [9, 9, 9])
+    a[1, 2] = -1
+    assert a.asnumpy()[1, 2] == -1
+    with pytest.raises(mx.base.MXNetError, match=r"cannot assign an array of shape \(4,\)"):
+        a[:] = np.ones(4)
+
+
+def test_arithmetic_and_inplace():
+    a = mx.nd.array([1.0, 2.0, 3.0])
+    b = mx.nd.array([4.0, 5.0, 6.0])
+    np.testing.assert_allclose((a + b).asnumpy(), [5, 7, 9])
+    np.testing.assert_allclose((2 - a).asnumpy(), [1, 0, -1])
+    np.testing.assert_allclose((a * 2 / b).asnumpy(), [0.5, 0.8, 1.0])
+    np.testing.assert_allclose((a ** 2).asnumpy(), [1, 4, 9])
+    np.testing.assert_allclose((-a).asnumpy(), [-1, -2, -3])
+    np.testing.assert_allclose((a > 1.5).asnumpy(), [0, 1, 1])
+    same = a
+    a += 1
+    assert same is a
+    np.testing.assert_allclose(same.asnumpy(), [2, 3, 4])
+
+
+def test_copies_contexts_reshape_astype():
+    a = mx.nd.array(np.arange(6).reshape(2, 3))
+    c = a.copy()
+    a[:] = 0
+    assert c.asnumpy().sum() == 15
+    b = mx.nd.zeros((2, 3))
+    a.copyto(b)
+    assert b.asnumpy().sum() == 0
+    on1 = c.as_in_context(mx.cpu(1))
+    assert on1.context == mx.cpu(1) and c.as_in_context(mx.cpu(0)) is c
+    assert c.reshape((3, 2)).shape == (3, 2)
+    assert c.reshape(-1).shape == (6,)
+    assert c.reshape((0, -1)).shape == (2, 3)
+    assert c.astype("int32").dtype == np.int32
+    assert c.T.shape == (3, 2)
+    assert "<NDArray 2x3 @cpu(0)>" in repr(c)
+
+
+def test_imperative_ops():
+    x = mx.nd.array([[1.0, 2.0, 3.0]])
+    p = mx.nd.softmax(x).asnumpy()
+    np.testing.assert_allclose(p.sum(), 1.0, rtol=1e-6)
+    y = mx.nd.FullyConnected(x, mx.nd.ones((2, 3)), mx.nd.zeros((2,)), num_hidden=2)
+    np.testing.assert_allclose(y.asnumpy(), [[6, 6]])
+    with pytest.raises(mx.base.MXNetError, match="expected 3 input arrays"):
+        mx.nd.FullyConnected(x, num_hidden=2)
