@@ -46,3 +46,13 @@ def test_monitor_callback_is_refused():
         assert "get_internals" in str(e)
     else:
         raise AssertionError("expected MXNetError")
+
+
+def test_fix_gamma_leaves_the_gamma_argument_alone():
+    """BatchNorm(fix_gamma=True) computes with gamma = 1 but does not write 1 into the gamma array."""
+    exe = mx.sym.BatchNorm(mx.sym.Variable("x"), name="bn").simple_bind(mx.cpu(), x=(4, 3))
+    exe.arg_dict["bn_gamma"][:] = 2.0
+    exe.arg_dict["x"][:] = np.arange(12).reshape(4, 3)
+    out = exe.forward(is_train=True)[0].asnumpy()
+    np.testing.assert_allclose(out.std(axis=0), 1.0, rtol=1e-2)
+    np.testing.assert_array_equal(exe.arg_dict["bn_gamma"].asnumpy(), 2.0)

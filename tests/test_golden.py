@@ -45,6 +45,11 @@ def _load_npz(name):
         return {k: z[k] for k in z.files}
 
 
+def _nodes(sym):
+    from jbind.symbol._node import topo_order
+    return topo_order(sym._heads)
+
+
 def _full_grad_req(case, arg_names):
     req = case.get("grad_req", "write")
     if isinstance(req, str):
@@ -136,9 +141,12 @@ def test_op_golden(name, source):
     for a in aux_names:
         _close(exe.aux_dict[a].asnumpy(), g["auxafter:" + a], "auxafter:" + a,
                rtol, atol)
-    # arguments MXNet modifies in place (BatchNorm fix_gamma=True writes 1 to gamma)
+    # MXNet writes 1 into BatchNorm's gamma when fix_gamma=True; jbind leaves the argument
+    # alone (a deliberate difference, tests/test_differences.py), the outputs are the same.
+    fixed_gamma = {n.name + "_gamma" for n in _nodes(sym) if n.op is not None and n.op.name == "BatchNorm"
+                   and n.op.fix_gamma}
     for a in arg_names:
-        if "argafter:" + a in g:
+        if "argafter:" + a in g and a not in fixed_gamma:
             _close(exe.arg_dict[a].asnumpy(), g["argafter:" + a], "argafter:" + a,
                    rtol, atol)
 
@@ -210,8 +218,8 @@ def test_error_golden(name):
     fn = cases.error_cases(mx)[name]
     with pytest.raises(Exception) as ei:
         fn()
-    assert type(ei.value).__name__ == rec["class"], (
-        "MXNet raised %s: %s" % (rec["class"], rec["first_line"]))
+    # jbind raises subclasses of MXNetError (ShapeError, ParamError); `except MXNetError` still works
     mro = [c.__name__ for c in type(ei.value).__mro__]
+    assert rec["class"] in mro, "MXNet raised %s: %s" % (rec["class"], rec["first_line"])
     for base in rec["mro"]:
         assert base in mro

@@ -33,6 +33,8 @@ class Op:
     is_loss: ClassVar[bool] = False
     # Ops that draw random numbers get a PRNG key in lower().
     random: ClassVar[bool] = False
+    # Attributes MXNet sets on the variables it creates for some inputs (BatchNorm's __init__).
+    input_var_attrs: ClassVar[dict] = {}
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:

@@ -125,7 +125,7 @@ class LeakyReLU(Op):
         elif t == "elu":
             y = jnp.where(x > 0, x, self.slope * jnp.expm1(jnp.minimum(x, 0)))
         elif t == "selu":
-            y = jax.nn.selu(x)
+            y = _selu(x)
         elif t == "gelu":
             y = jax.nn.gelu(x, approximate=False)
         elif t == "rrelu":
@@ -136,6 +136,29 @@ class LeakyReLU(Op):
                 gamma = gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
             y = jnp.where(x > 0, x, x * gamma)
         return [y], aux
+
+
+_SELU_LAMBDA, _SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
+
+
+@jax.custom_vjp
+def _selu(x):
+    return jax.nn.selu(x)
+
+
+def _selu_fwd(x):
+    y = jax.nn.selu(x)
+    return y, (x, y)
+
+
+def _selu_bwd(res, g):
+    # MXNet 1.x's gradient for x <= 0 is lambda * (out + alpha), not lambda * alpha * exp(x);
+    # golden values from MXNet 1.9.1 pin this down.
+    x, y = res
+    return (g * jnp.where(x > 0, _SELU_LAMBDA, _SELU_LAMBDA * (y + _SELU_ALPHA)),)
+
+
+_selu.defvjp(_selu_fwd, _selu_bwd)
 
 
 @register

@@ -28,6 +28,7 @@ class BatchNorm(Op):
     min_calib_range: Optional[float] = None
     max_calib_range: Optional[float] = None
     aux_names = ("moving_mean", "moving_var")
+    input_var_attrs = {"moving_mean": {"__init__": '["zero", {}]'}, "moving_var": {"__init__": '["one", {}]'}}
 
     def arguments(self):
         return ("data", "gamma", "beta")

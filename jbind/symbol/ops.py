@@ -58,7 +58,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
                              f"got a group of {len(s._heads)}")
         entries.append(s._heads[0])
     for a in cls.aux_names:
-        entries.append(Variable(f"{node_name}_{a}", attr=dict(attrs))._heads[0])
+        entries.append(Variable(f"{node_name}_{a}", attr={**attrs, **cls.input_var_attrs.get(a, {})})._heads[0])
     node = Node(op, node_name, attrs, tuple(entries))
     return Symbol([(node, i) for i in range(len(op.outputs()))])
 

@@ -351,8 +351,7 @@ def graph_cases(mx):
     # BatchNorm net (aux states)
     with mx.name.NameManager():
         data = V("data")
-        h = S.Convolution(data, kernel=(3, 3), num_filter=4, pad=(1, 1), name="conv")
-        h = S.BatchNorm(h, fix_gamma=False, name="bn1")
+        h = S.BatchNorm(data, fix_gamma=False, name="bn1")
         h = S.Activation(h, act_type="relu", name="relu")
         h = S.Flatten(h, name="flat")
         h = S.FullyConnected(h, num_hidden=5, name="fc")
