@@ -36,11 +36,11 @@ def main():
     b = args.batch_size
     base = sym_gen(args.buckets)
     params = [n for n in base.list_arguments() if n not in ("data", "softmax_label")]
-    first = base.simple_bind(mx.cpu(), data=(b, args.buckets))
+    first = base.simple_bind(mx.cpu(), data=(b, args.buckets), softmax_label=(b, args.buckets))
     compile_s = []
     for k in range(1, args.buckets + 1):
         t = time.perf_counter()
-        exe = sym_gen(k).simple_bind(mx.cpu(), data=(b, k), shared_exec=first, shared_arg_names=params)
+        exe = sym_gen(k).simple_bind(mx.cpu(), data=(b, k), softmax_label=(b, k), shared_exec=first, shared_arg_names=params)
         exe.forward(is_train=True)
         exe.backward()
         exe.outputs[0].wait_to_read()
@@ -52,7 +52,7 @@ def main():
             t0 = time.perf_counter()
             sym = sym_gen(k)
             t1 = time.perf_counter()
-            exe = sym.simple_bind(mx.cpu(), data=(b, k), shared_exec=first, shared_arg_names=params)
+            exe = sym.simple_bind(mx.cpu(), data=(b, k), softmax_label=(b, k), shared_exec=first, shared_arg_names=params)
             t2 = time.perf_counter()
             exe.forward(is_train=False)
             t3 = time.perf_counter()

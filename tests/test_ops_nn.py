@@ -12,6 +12,10 @@ def _softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _selu(x):
+    return 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x))
+
+
 def _onehot(lab, k):
     return np.eye(k)[lab.astype(int)]
 
@@ -39,8 +43,11 @@ CASES = [
     Case("prelu", lambda: mx.sym.LeakyReLU(V("data"), act_type="prelu", name="l"),
          lambda data, l_gamma: [np.where(data > 0, data, data * l_gamma[None, :, None])], {"data": (2, 3, 4)}),
     Case("selu", lambda: mx.sym.LeakyReLU(V("data"), act_type="selu", name="l"),
-         lambda data: [1.0507009873554805 * np.where(data > 0, data, 1.6732632423543772 * np.expm1(data))],
-         {"data": (3, 4)}),
+         lambda data: [_selu(data)], {"data": (3, 4)},
+         # MXNet's selu gradient for x <= 0 is lambda * (out + alpha) (checked against MXNet 1.9.1)
+         ref_grad=lambda data: {"data": np.where(data > 0, 1.0507009873554805,
+                                                 1.0507009873554805 * (_selu(data) + 1.6732632423543772))},
+         is_train=True),
     Case("gelu", lambda: mx.sym.LeakyReLU(V("data"), act_type="gelu", name="l"),
          lambda data: [0.5 * data * (1 + np.vectorize(__import__("math").erf)(data / np.sqrt(2)))],
          {"data": (3, 4)}),

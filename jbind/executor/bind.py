@@ -14,6 +14,7 @@ from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, DTYPE, complete, infer
 from .executor import Executor
+from .plan import Plan, make_plan
 
 _REQS = ("write", "add", "null", "inplace")
 
@@ -46,11 +47,26 @@ def _ctx(ctx) -> Context:
     return ctx if ctx is not None else current_context()
 
 
-def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shared_arg_names=None,
-                shared_exec=None, shared_buffer=None, shapes=None) -> Executor:
-    ctx = _ctx(ctx)
+_REQUESTS: dict = {}
+
+
+def _request_key(sym, shapes, type_dict, grad_req):
+    try:
+        return (sym.fingerprint, tuple(sorted((k, tuple(v)) for k, v in shapes.items())),
+                None if type_dict is None else tuple(sorted((k, np_dtype(v).name) for k, v in type_dict.items())),
+                grad_req if isinstance(grad_req, str) else
+                tuple(sorted(grad_req.items())) if isinstance(grad_req, dict) else tuple(grad_req))
+    except TypeError:
+        return None  # unhashable or malformed input: take the slow path, which explains the error
+
+
+def _simple_plan(sym, shapes, type_dict, grad_req) -> Plan:
+    """Infer shapes and dtypes for simple_bind; memoized by the request."""
+    key = _request_key(sym, shapes, type_dict, grad_req)
+    plan = _REQUESTS.get(key) if key is not None else None
+    if plan is not None:
+        return plan
     g = graph_of(sym)
-    shapes = dict(shapes or {})
     arg_s, _, aux_s = infer(sym, SHAPE, (), shapes)
     missing = [f"{n} (known so far: {fmt_shape(s)})" if s is not None else n
                for n, s in zip(g.arg_names + g.aux_names, arg_s + aux_s) if not complete(s)]
@@ -67,35 +83,50 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     if untyped:
         raise MXNetError(f"simple_bind: cannot infer the dtypes of {', '.join(untyped)}; give them in type_dict")
     reqs = normalize_grad_req(grad_req, g.arg_names)
+    plan = make_plan(sym, tuple(tuple(s) for s in arg_s + aux_s),
+                     tuple(np.dtype(t).name for t in arg_t + aux_t), reqs)
+    if key is not None:
+        if len(_REQUESTS) > 4096:
+            _REQUESTS.clear()
+        _REQUESTS[key] = plan
+    return plan
+
+
+def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shared_arg_names=None,
+                shared_exec=None, shared_buffer=None, shapes=None) -> Executor:
+    ctx = _ctx(ctx)
+    g = graph_of(sym)
+    plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
     dev = ctx.jax_device
+    n = len(g.arg_names)
     shared_names = set(shared_arg_names or ())
     s_args = shared_exec.arg_dict if shared_exec is not None else {}
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
     args, grads, aux = [], [], []
-    for name, shape, dt, req in zip(g.arg_names, arg_s, arg_t, reqs):
+    for (name, shape), (_, dt), req in zip(plan.shapes[:n], plan.dtypes[:n], plan.grad_req):
         if name in shared_names and name in s_args:
             h = s_args[name]
             _check_shared(name, h, shape, dt)
             args.append(h)
-            gh = s_grads.get(name)
-            grads.append(gh if req != "null" and gh is not None else
-                         (NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None))
+            gh = s_grads.get(name) if req != "null" else None
+            grads.append(gh if gh is not None or req == "null" else NDArray(cached_zeros(shape, dt, dev)))
         else:
             args.append(NDArray(cached_zeros(shape, dt, dev)))
             grads.append(NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None)
-    for name, shape, dt in zip(g.aux_names, aux_s, aux_t):
-        if name in s_aux:
-            h = s_aux[name]
+    for (name, shape), (_, dt) in zip(plan.shapes[n:], plan.dtypes[n:]):
+        h = s_aux.get(name)
+        if h is not None:
             _check_shared(name, h, shape, dt)
             aux.append(h)
         else:
             aux.append(NDArray(cached_zeros(shape, dt, dev)))
-    return Executor(sym, ctx, args, grads, aux, reqs)
+    return Executor(sym, ctx, args, grads, aux, plan)
 
 
 def _check_shared(name, h, shape, dt):
-    if h.shape != tuple(shape) or np.dtype(h.dtype) != np.dtype(dt):
+    d = h._data
+    if d.shape != shape or d.dtype.name != dt:
         raise MXNetError(f"shared array {name!r} has shape {h.shape} {np.dtype(h.dtype).name} but this "
                          f"executor needs {tuple(shape)} {np.dtype(dt).name}")
 
@@ -142,4 +173,6 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
         if gr is not None and gr.shape != a.shape:
             raise MXNetError(f"bind: gradient array for {n!r} has shape {gr.shape}, argument has {a.shape}")
     del dev
-    return Executor(sym, ctx, arg_list, grad_list, aux_list, reqs)
+    plan = make_plan(sym, tuple(a.shape for a in arg_list + aux_list),
+                     tuple(np.dtype(a.dtype).name for a in arg_list + aux_list), reqs)
+    return Executor(sym, ctx, arg_list, grad_list, aux_list, plan)

@@ -18,14 +18,15 @@ from ..base import MXNetError
 from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
-from ..symbol.infer import DTYPE, SHAPE, infer
+from ..symbol.infer import SHAPE, entry_values
+from .plan import Plan
 from ..symbol.lower import make_forward, make_train
 
 
 class Executor:
     """MXNet's `Executor`: `forward`, `backward`, `outputs`, `arg_dict`, `grad_dict`, `aux_dict`."""
 
-    def __init__(self, symbol, ctx, args, grads, aux, grad_req):
+    def __init__(self, symbol, ctx, args, grads, aux, plan: Plan):
         g = graph_of(symbol)
         self._symbol = symbol
         self._g = g
@@ -34,25 +35,17 @@ class Executor:
         self.arg_arrays = list(args)
         self.grad_arrays = list(grads)
         self.aux_arrays = list(aux)
-        self._grad_req = grad_req
+        self._plan = plan
+        self._grad_req = plan.grad_req
         self.arg_dict = dict(zip(g.arg_names, self.arg_arrays))
         self.grad_dict = {n: h for n, h in zip(g.arg_names, self.grad_arrays) if h is not None}
         self.aux_dict = dict(zip(g.aux_names, self.aux_arrays))
-        shapes = tuple((n, h.shape) for n, h in zip(g.arg_names + g.aux_names, self.arg_arrays + self.aux_arrays))
-        dtypes = tuple((n, np.dtype(h.dtype).name) for n, h in
-                       zip(g.arg_names + g.aux_names, self.arg_arrays + self.aux_arrays))
-        self._key_parts = (symbol.fingerprint, shapes, dtypes, (str(self._device),))
-        # Integer arguments (token ids) have no gradient; their grad arrays stay zero.
-        self._diff = tuple(r != "null" and np.issubdtype(h.dtype, np.inexact)
-                           for r, h in zip(grad_req, self.arg_arrays))
-        self._add = tuple(r == "add" for r in grad_req)
-        _, out_s, _ = infer(symbol, SHAPE, (), dict(shapes[:len(g.arg_names)]))
-        _, out_t, _ = infer(symbol, DTYPE, (), dict(dtypes[:len(g.arg_names)]))
-        self._out_shapes = out_s
-        # Outputs that take no head gradient: loss heads, and integer outputs (no gradient).
-        self._loss_heads = tuple(bool(n.op is not None and n.op.is_loss) or not np.issubdtype(t, np.inexact)
-                                 for (n, _), t in zip(symbol._heads, out_t))
-        self.outputs = [NDArray(None) for _ in out_s]
+        self._key_parts = (symbol.fingerprint, plan.shapes, plan.dtypes, (str(self._device),))
+        self._diff = plan.diff
+        self._add = plan.add
+        self._out_shapes = plan.out_shapes
+        self._loss_heads = plan.no_head
+        self.outputs = [NDArray(None) for _ in plan.out_shapes]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
@@ -73,7 +66,8 @@ class Executor:
 
     def _build(self, mode: str):
         g = self._g
-        forward = make_forward(g)
+        shapes = entry_values(self._symbol, SHAPE, dict(self._key_parts[1][:len(g.arg_names)]))
+        forward = make_forward(g, shapes)
         args = tuple(self._spec(h) for h in self.arg_arrays)
         aux = tuple(self._spec(h) for h in self.aux_arrays)
         kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
@@ -85,7 +79,7 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(jbind_forward).lower(args, aux, kspec, cspec).compile()
-        train = make_train(g, self._diff, self._add, self._loss_heads)
+        train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
         heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=SingleDeviceSharding(self._device))
                       for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))

@@ -51,16 +51,33 @@ class Op:
     def infer_shape(self, ins: list, outs: list):
         """-> (arg shapes, out shapes, aux shapes); None where unknown.
 
-        Default: every input and output has one shape (MXNet's elementwise rule),
-        taken from whichever side knows it.
+        Default: every input and output has one shape (MXNet's elementwise rule), the
+        merge of what every side knows (partial shapes fill each other's unknown dims).
         """
-        known = next((s for s in list(ins) + list(outs) if s is not None), None)
+        known = None
+        for s in list(ins) + list(outs):
+            if s is None:
+                continue
+            if known is None:
+                known = tuple(s)
+            elif len(s) != len(known):
+                raise ValueError(f"shapes {tuple(known)} and {tuple(s)} differ in rank")
+            else:
+                for a, b in zip(known, s):
+                    if a and b and a != b:
+                        raise ValueError(f"shapes {tuple(known)} and {tuple(s)} differ")
+                known = tuple(a or b for a, b in zip(known, s))
         return [known] * len(ins), [known] * len(outs), [known] * len(self.aux_names)
 
     def infer_type(self, ins: list, outs: list):
         """-> (arg dtypes, out dtypes, aux dtypes). Default: one dtype for all."""
         known = next((t for t in list(ins) + list(outs) if t is not None), None)
         return [known] * len(ins), [known] * len(outs), [known] * len(self.aux_names)
+
+    def specialize(self, out_shapes: list) -> "Op":
+        """The op to lower once inference knows its output shapes (creation ops with
+        unknown dims, `zeros(shape=(0, 200))`, take them from here)."""
+        return self
 
     def lower(self, ins: list, aux: list, is_train: bool, key):
         """-> (outputs, new aux). Pure JAX."""
@@ -153,6 +170,8 @@ def parse_value(t, v):
             return float(s) if s.lower() not in ("inf", "-inf", "nan") else float(s)
         return float(v)
     if t is str:
+        if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+            return np.dtype(v).name
         return str(v)
     if origin is tuple or t is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
         if isinstance(v, str):

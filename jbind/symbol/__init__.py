@@ -5,5 +5,6 @@ from .ops import constructors as _constructors
 from .symbol import Group, Symbol, Variable, var
 
 globals().update(_constructors())
+from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]

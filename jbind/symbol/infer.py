@@ -202,6 +202,15 @@ def _hint(node, kind):
 
 def infer(sym, kind: _Kind, args, kwargs):
     """-> (arg values, out values, aux values), each a list with None where unknown."""
+    return _infer(sym, kind, args, kwargs)[:3]
+
+
+def entry_values(sym, kind: _Kind, kwargs) -> list:
+    """The inferred value of every entry of `graph_of(sym)` (for lowering)."""
+    return _infer(sym, kind, (), kwargs)[3]
+
+
+def _infer(sym, kind: _Kind, args, kwargs):
     g = graph_of(sym)
     initial, gkey = _initial(sym, g, kind, args, kwargs)
     memo_key = (sym.fingerprint, kind.name, gkey)
@@ -219,7 +228,8 @@ def infer(sym, kind: _Kind, args, kwargs):
         raise
     res = ([vals[g.offsets[i]] for i in g.arg_index],
            [vals[e] for e in g.heads],
-           [vals[g.offsets[i]] for i in g.aux_index])
+           [vals[g.offsets[i]] for i in g.aux_index],
+           vals)
     with _lock:
         _MEMO[memo_key] = res
         if len(_MEMO) > _MEMO_LIMIT:

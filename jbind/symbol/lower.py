@@ -15,7 +15,8 @@ from ..base import MXNetError
 from .graph import Graph
 
 
-def make_forward(g: Graph):
+def make_forward(g: Graph, shapes=None):
+    """`shapes`: the inferred shape of every entry, passed to `Op.specialize`."""
     arg_pos = {vi: k for k, vi in enumerate(g.arg_index)}
     aux_pos = {vi: k for k, vi in enumerate(g.aux_index)}
     # For each op node, the aux positions its aux inputs come from (to route updates back).
@@ -27,6 +28,10 @@ def make_forward(g: Graph):
         entries = g.in_entries[ni][node.num_args():]
         aux_of.append(tuple(aux_pos[g.offsets.index(e)] for e in entries))
 
+    ops = [None if n.op is None else
+           n.op.specialize([shapes[g.offsets[i] + k] for k in range(n.num_outputs())]) if shapes else n.op
+           for i, n in enumerate(g.nodes)]
+
     def forward(args, aux, key, is_train):
         vals = [None] * g.num_entries
         for vi, k in arg_pos.items():
@@ -35,7 +40,7 @@ def make_forward(g: Graph):
             vals[g.offsets[vi]] = aux[k]
         new_aux = list(aux)
         for ni, node in enumerate(g.nodes):
-            op = node.op
+            op = ops[ni]
             if op is None:
                 continue
             entries = g.in_entries[ni]
@@ -59,7 +64,7 @@ def make_forward(g: Graph):
     return forward
 
 
-def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple):
+def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shapes=None):
     """forward + backward in one function.
 
     train(args, aux, key, head_grads, old_grads) -> (outputs, grads, new_aux)
@@ -68,7 +73,7 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple):
     `grads` has one entry per differentiated argument; with grad_req 'add' the old
     gradient is added inside the function.
     """
-    forward = make_forward(g)
+    forward = make_forward(g, shapes)
     diff_pos = tuple(k for k, m in enumerate(diff_mask) if m)
 
     def train(args, aux, key, head_grads, old_grads):

@@ -16,8 +16,13 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     kwargs = dict(kwargs or {})
     params, inputs = {}, {}
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    extra_attrs = {}
     for k, v in kwargs.items():
-        if k not in sym_kwargs:
+        if k in sym_kwargs:
+            continue
+        if k.startswith("__") and k.endswith("__"):
+            extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
+        else:
             params[k] = v
     args = list(args)
     for a in args:
@@ -46,6 +51,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
         inputs[k] = v
     node_name = _name.current().get(name, hint or cls.name.lower())
     attrs = attribute.current().get(attr)
+    attrs.update(extra_attrs)
     attrs.update({k: to_attr_string(v) for k, v in params.items()})
     entries = []
     for n in arg_names:

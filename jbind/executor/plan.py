@@ -1,0 +1,51 @@
+"""A bind plan: everything about an executor that depends only on the graph, the
+shapes, the dtypes and grad_req. Plans are memoized, so binding a bucket seen before
+costs dictionary lookups, not inference."""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..symbol.graph import graph_of
+from ..symbol.infer import DTYPE, SHAPE, infer
+
+_PLANS: "OrderedDict[tuple, Plan]" = OrderedDict()
+_LIMIT = 4096
+_lock = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    shapes: tuple        # ((name, shape), ...): arguments, then aux states
+    dtypes: tuple        # ((name, dtype name), ...), same order
+    out_shapes: tuple
+    grad_req: tuple      # per argument
+    diff: tuple          # per argument: differentiated (not null, not an integer)
+    add: tuple           # per argument: grad_req 'add'
+    no_head: tuple       # per output: takes no head gradient (loss head or integer output)
+
+
+def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
+    """`shapes` / `dtypes`: one entry per argument then aux state, in the graph's order."""
+    key = (sym.fingerprint, shapes, dtypes, grad_req)
+    plan = _PLANS.get(key)
+    if plan is not None:
+        return plan
+    g = graph_of(sym)
+    names = g.arg_names + g.aux_names
+    n = len(g.arg_names)
+    _, out_s, _ = infer(sym, SHAPE, (), dict(zip(g.arg_names, shapes[:n])))
+    _, out_t, _ = infer(sym, DTYPE, (), dict(zip(g.arg_names, dtypes[:n])))
+    diff = tuple(r != "null" and np.issubdtype(np.dtype(t), np.inexact) for r, t in zip(grad_req, dtypes))
+    no_head = tuple(bool(node.op is not None and node.op.is_loss) or not np.issubdtype(t, np.inexact)
+                    for (node, _), t in zip(sym._heads, out_t))
+    plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
+                grad_req, diff, tuple(r == "add" for r in grad_req), no_head)
+    with _lock:
+        _PLANS[key] = plan
+        if len(_PLANS) > _LIMIT:
+            _PLANS.popitem(last=False)
+    return plan

@@ -1,0 +1,710 @@
+"""Elementwise math, broadcasting, reductions, dot and creation ops.
+
+Each family is one base class (shape rule, dtype rule, lowering) and one table of
+`(MXNet name, function, aliases)` rows; the classes registered from the tables carry
+MXNet's names, parameters and defaults. Gradients are JAX's, except where MXNet's
+differ at ties: `max`/`min`/`_maximum`/`_minimum` send the whole gradient to every
+tied element (MXNet's mask), and `clip` passes it on the closed interval.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, ClassVar, Literal, Optional
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+
+from ..base import MXNetError, ShapeError, fmt_shape, np_dtype
+from ._base import Op, register
+
+_DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
+
+
+class DType(str):
+    """Annotation for dtype parameters: a name, a numpy type or a dtype, stored as its name."""
+
+
+def _dtype_name(v, allowed=_DTYPES) -> str:
+    try:
+        name = np_dtype(v.strip().strip("'\"") if isinstance(v, str) else v).name
+    except (MXNetError, TypeError, ValueError):
+        name = str(v)
+    if name not in allowed:
+        raise ValueError(f"dtype must be one of {', '.join(allowed)}, got {v!r}")
+    return name
+
+
+def _merge(names, shapes):
+    """Unify partial shapes (0 = unknown dim); raise naming both sides if they contradict."""
+    known, src = None, None
+    for n, s in zip(names, shapes):
+        if s is None:
+            continue
+        s = tuple(s)
+        if known is None:
+            known, src = s, n
+            continue
+        if len(s) != len(known) or any(a and b and a != b for a, b in zip(known, s)):
+            raise ShapeError(f"{src} {fmt_shape(known)} and {n} {fmt_shape(s)} must have the same shape")
+        known = tuple(a or b for a, b in zip(known, s))
+    return known
+
+
+def _axes(axis, ndim: int, what: str = "axis") -> tuple:
+    out = []
+    for a in axis:
+        if not -ndim <= a < ndim:
+            raise ShapeError(f"{what} {a} is out of range for an input of {ndim} dimensions")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{what} {tuple(axis)} has duplicates")
+    return tuple(sorted(out))
+
+
+class _SameShape(Op):
+    """Every input and output has one shape, unified from whichever side knows it."""
+
+    def infer_shape(self, ins, outs):
+        s = _merge(list(self.arguments()) + list(self.outputs()), list(ins) + list(outs))
+        return [s] * len(ins), [s] * len(outs), []
+
+
+# --- elementwise functions shared by the same-shape, broadcast and scalar families ------
+def _div(a, b):
+    if jnp.issubdtype(jnp.result_type(a), jnp.integer):
+        return jax.lax.div(a, b)  # C's truncating division, as MXNet on integers
+    return a / b
+
+
+def _mod(a, b):
+    """numpy's mod (sign of the divisor); x mod 0 is 0, as in MXNet."""
+    zero = b == 0
+    safe = jnp.where(zero, jnp.ones_like(b), b)
+    return jnp.where(zero, jnp.zeros_like(a * b), jnp.mod(a, safe))
+
+
+def _maximum(a, b):
+    return jnp.where((a >= b) | jnp.isnan(a), a, b)  # ties -> lhs; NaN propagates
+
+
+def _minimum(a, b):
+    return jnp.where((a <= b) | jnp.isnan(a), a, b)
+
+
+def _cmp(f):
+    return lambda a, b: f(a, b).astype(jnp.result_type(a))
+
+
+_BINARY: dict[str, Callable] = {
+    "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": _div,
+    "power": jnp.power, "maximum": _maximum, "minimum": _minimum, "mod": _mod, "hypot": jnp.hypot,
+    "equal": _cmp(jnp.equal), "not_equal": _cmp(jnp.not_equal), "greater": _cmp(jnp.greater),
+    "greater_equal": _cmp(jnp.greater_equal), "lesser": _cmp(jnp.less),
+    "lesser_equal": _cmp(jnp.less_equal),
+}
+
+
+def _make(base, name, fn, aliases=(), doc=None):
+    cls = type(name, (base,), {"fn": staticmethod(fn), "__module__": __name__, "__qualname__": name,
+                               "__doc__": doc or f"{name}: see MXNet 1.x."})
+    return register(cls, aliases=aliases)
+
+
+# --- binary, same shape ---------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Binary(_SameShape):
+    fn: ClassVar[Callable]
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def lower(self, ins, aux, is_train, key):
+        return [self.fn(ins[0], ins[1])], aux
+
+
+for _n, _name, _al in [
+        ("add", "elemwise_add", ("_plus", "_Plus", "_add")),
+        ("sub", "elemwise_sub", ("_minus", "_Minus", "_sub")),
+        ("mul", "elemwise_mul", ("_mul", "_Mul")),
+        ("div", "elemwise_div", ("_div", "_Div")),
+        ("power", "_power", ("_Power",)), ("maximum", "_maximum", ("_Maximum",)),
+        ("minimum", "_minimum", ("_Minimum",)), ("mod", "_mod", ("_Mod",)), ("hypot", "_hypot", ("_Hypot",)),
+        ("equal", "_equal", ("_Equal",)), ("not_equal", "_not_equal", ("_Not_Equal",)),
+        ("greater", "_greater", ("_Greater",)), ("greater_equal", "_greater_equal", ("_Greater_Equal",)),
+        ("lesser", "_lesser", ("_Lesser",)), ("lesser_equal", "_lesser_equal", ("_Lesser_Equal",))]:
+    _make(_Binary, _name, _BINARY[_n], _al, f"Elementwise {_n} of two arrays of one shape.")
+
+
+@register(aliases=("ElementWiseSum",))
+class add_n(_SameShape):
+    """Sum of `num_args` arrays of one shape (inputs arg0, arg1, ...)."""
+    num_args: int
+    variadic = "num_args"
+
+    def __post_init__(self):
+        if self.num_args < 1:
+            raise ValueError(f"num_args must be positive, got {self.num_args}")
+
+    def arguments(self):
+        return tuple(f"arg{i}" for i in range(self.num_args))
+
+    def lower(self, ins, aux, is_train, key):
+        out = ins[0]
+        for x in ins[1:]:
+            out = out + x
+        return [out], aux
+
+
+# --- with a scalar --------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Scalar(_SameShape):
+    scalar: float = 1.0
+    is_int: bool = True  # MXNet 1.9's hint for numpy type promotion; the legacy ops keep the input dtype
+    fn: ClassVar[Callable]
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [self.fn(x, jnp.asarray(self.scalar).astype(x.dtype))], aux
+
+
+def _swap(f):
+    return lambda x, s: f(s, x)
+
+
+for _n, _al in [("plus", ("_PlusScalar",)), ("minus", ("_MinusScalar",)), ("rminus", ("_RMinusScalar",)),
+                ("mul", ("_MulScalar",)), ("div", ("_DivScalar",)), ("rdiv", ("_RDivScalar",)),
+                ("power", ("_PowerScalar",)), ("rpower", ("_RPowerScalar",)),
+                ("maximum", ("_MaximumScalar",)), ("minimum", ("_MinimumScalar",)),
+                ("mod", ("_ModScalar",)), ("rmod", ("_RModScalar",)), ("hypot", ("_HypotScalar",)),
+                ("equal", ("_EqualScalar",)), ("not_equal", ("_NotEqualScalar",)),
+                ("greater", ("_GreaterScalar",)), ("greater_equal", ("_GreaterEqualScalar",)),
+                ("lesser", ("_LesserScalar",)), ("lesser_equal", ("_LesserEqualScalar",))]:
+    _base_n = {"plus": "add", "minus": "sub", "rminus": "sub", "rdiv": "div", "rpower": "power",
+               "rmod": "mod"}.get(_n, _n)
+    _f = _BINARY[_base_n]
+    _make(_Scalar, f"_{_n}_scalar", _swap(_f) if _n.startswith("r") else _f, _al,
+          f"Elementwise {_n} of an array and `scalar` (cast to the array's dtype).")
+
+
+# --- broadcasting -----------------------------------------------------------------------
+def _broadcast(l, r) -> tuple:
+    """numpy's rule, as MXNet 1.9: align on the right, dims of 1 stretch; 0 = unknown."""
+    n = max(len(l), len(r))
+    out = []
+    for a, b in zip((1,) * (n - len(l)) + tuple(l), (1,) * (n - len(r)) + tuple(r)):
+        if a and b:
+            if a != b and a != 1 and b != 1:
+                raise ShapeError(f"operands could not be broadcast together with shapes "
+                                 f"{fmt_shape(l)} {fmt_shape(r)}")
+            out.append(b if a == 1 else a)
+        else:
+            k = a or b
+            out.append(k if k > 1 else 0)
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class _BroadcastBinary(Op):
+    fn: ClassVar[Callable]
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        out = _broadcast(l, r) if l is not None and r is not None else None
+        return [l, r], [out], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [self.fn(ins[0], ins[1])], aux
+
+
+for _n in _BINARY:
+    _make(_BroadcastBinary, f"broadcast_{_n}", _BINARY[_n],
+          {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}.get(_n, ()),
+          f"Elementwise {_n} with broadcasting (numpy's rule; gradients sum over stretched axes).")
+
+
+def _stretch(src, target, what):
+    """Broadcast shape `src` to `target` of equal ndim (target 0 = keep src's dim)."""
+    if len(src) != len(target):
+        raise ShapeError(f"cannot broadcast {fmt_shape(src)} to {fmt_shape(target)}: {what}")
+    out = []
+    for a, t in zip(src, target):
+        if t and a and a != t and a != 1:
+            raise ShapeError(f"cannot broadcast {fmt_shape(src)} to {fmt_shape(target)}: dims must be "
+                             f"equal or 1")
+        out.append(t or a)
+    return tuple(out)
+
+
+@register
+class broadcast_to(Op):
+    """Broadcast `data` to `shape` (same ndim; 0 in `shape` keeps the input's dim)."""
+    shape: tuple[int, ...] = ()
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        if d is None:
+            return [None], [self.shape or None], []
+        return [d], [_stretch(d, self.shape, "the target shape must have the same ndim")], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [jnp.broadcast_to(x, tuple(t or a for a, t in zip(x.shape, self.shape)))], aux
+
+
+@register(aliases=("broadcast_axes",))
+class broadcast_axis(Op):
+    """Stretch the size-1 axes `axis` of `data` to `size`."""
+    axis: tuple[int, ...] = ()
+    size: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if len(self.axis) != len(self.size):
+            raise ValueError(f"axis {self.axis} and size {self.size} must have the same length")
+
+    def _out(self, d):
+        out = list(d)
+        for a, n in zip(self.axis, self.size):
+            (a,) = _axes((a,), len(d))
+            if d[a] and d[a] != 1:
+                raise ShapeError(f"broadcasting axis {a} must have size 1, got {fmt_shape(d)}")
+            out[a] = n
+        return tuple(out)
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else self._out(d)], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.broadcast_to(ins[0], self._out(ins[0].shape))], aux
+
+
+@register
+class broadcast_like(Op):
+    """Broadcast `lhs` to the shape of `rhs` (or of `rhs_axes` into `lhs_axes`); `rhs` gets no gradient."""
+    lhs_axes: Optional[tuple[int, ...]] = None
+    rhs_axes: Optional[tuple[int, ...]] = None
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def _out(self, l, r):
+        if self.lhs_axes is None and self.rhs_axes is None:
+            return _stretch(l, r, "lhs and rhs must have the same ndim")
+        la, ra = self.lhs_axes or (), self.rhs_axes or ()
+        if len(la) != len(ra):
+            raise ShapeError(f"lhs_axes {la} and rhs_axes {ra} must have the same length")
+        target = list(l)
+        for a, b in zip(la, ra):
+            _axes((a,), len(l), "lhs_axes"), _axes((b,), len(r), "rhs_axes")
+            target[a % len(l)] = r[b % len(r)]
+        return _stretch(l, tuple(target), "")
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        return [l, r], [None if l is None or r is None else self._out(l, r)], []
+
+    def infer_type(self, ins, outs):
+        t = ins[0] if ins[0] is not None else outs[0]
+        return [t, ins[1]], [t], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.broadcast_to(ins[0], self._out(ins[0].shape, ins[1].shape))], aux
+
+
+# --- unary -------------------------------------------------------------------------------
+def _round(x):
+    """Half away from zero (C's round), exact: jnp.round rounds half to even."""
+    t = jnp.trunc(x)
+    return jnp.where(jnp.abs(x - t) >= 0.5, t + jnp.sign(x), t)
+
+
+def _rint(x):
+    """MXNet's rint: the nearer of floor and ceil, floor on ties."""
+    f, c = jnp.floor(x), jnp.ceil(x)
+    return jnp.where(x - f <= c - x, f, c)
+
+
+_UNARY: dict[str, Callable] = {
+    "exp": jnp.exp, "log": jnp.log, "log2": jnp.log2, "log10": jnp.log10, "log1p": jnp.log1p,
+    "expm1": jnp.expm1, "sqrt": jnp.sqrt, "rsqrt": jax.lax.rsqrt, "cbrt": jnp.cbrt, "square": jnp.square,
+    "abs": jnp.abs, "sign": jnp.sign, "negative": jnp.negative, "reciprocal": lambda x: 1 / x,
+    "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "relu": jax.nn.relu,
+    "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos,
+    "arctan": jnp.arctan, "sinh": jnp.sinh, "cosh": jnp.cosh, "arcsinh": jnp.arcsinh,
+    "arccosh": jnp.arccosh, "arctanh": jnp.arctanh,
+    "floor": jnp.floor, "ceil": jnp.ceil, "round": _round, "rint": _rint, "fix": jnp.trunc,
+    "trunc": jnp.trunc, "degrees": jnp.degrees, "radians": jnp.radians,
+    "erf": jsp.erf, "gamma": jsp.gamma, "gammaln": jsp.gammaln, "softsign": jax.nn.soft_sign,
+    "_copy": lambda x: x, "zeros_like": jnp.zeros_like, "ones_like": jnp.ones_like,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unary(_SameShape):
+    fn: ClassVar[Callable]
+
+    def lower(self, ins, aux, is_train, key):
+        return [self.fn(ins[0])], aux
+
+
+for _n, _f in _UNARY.items():
+    _make(_Unary, _n, _f, ("identity",) if _n == "_copy" else (), f"Elementwise {_n.strip('_')}.")
+
+
+@register
+class clip(_SameShape):
+    """Clip to [a_min, a_max]; the gradient passes inside the closed interval, as in MXNet."""
+    a_min: float
+    a_max: float
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        lo, hi = jnp.asarray(self.a_min, x.dtype), jnp.asarray(self.a_max, x.dtype)
+        return [jnp.where(x > hi, hi, jnp.where(x < lo, lo, x))], aux
+
+
+@register
+class smooth_l1(_SameShape):
+    """0.5 (scalar x)^2 where |x| < 1/scalar^2, else |x| - 0.5/scalar^2."""
+    scalar: float = 1.0
+
+    def lower(self, ins, aux, is_train, key):
+        x, s2 = ins[0], self.scalar * self.scalar
+        return [jnp.where(jnp.abs(x) < 1.0 / s2, 0.5 * s2 * x * x, jnp.abs(x) - 0.5 / s2)], aux
+
+
+@register(aliases=("cast",))
+class Cast(_SameShape):
+    """Convert to `dtype`; the gradient is cast back to the input's dtype."""
+    dtype: DType
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype))
+
+    def infer_type(self, ins, outs):
+        return [ins[0]], [np_dtype(self.dtype)], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [ins[0].astype(np_dtype(self.dtype))], aux
+
+
+@register
+class where(Op):
+    """x where condition is nonzero, else y; condition has x's shape or is 1-D over x's first axis."""
+
+    def arguments(self):
+        return ("condition", "x", "y")
+
+    def infer_shape(self, ins, outs):
+        c = ins[0]
+        s = _merge(["x", "y", "output"], [ins[1], ins[2], outs[0]])
+        if c is not None and s is not None and len(c) == 1 and len(s) > 1:
+            if c[0] and s[0] and c[0] != s[0]:
+                raise ShapeError(f"a 1-D condition {fmt_shape(c)} must have the length of x's first axis "
+                                 f"{s[0]}")
+        elif c is not None and s is not None:
+            c = s = _merge(["condition", "x"], [c, s])
+        return [c, s, s], [s], []
+
+    def infer_type(self, ins, outs):
+        t = next((t for t in (ins[1], ins[2], outs[0]) if t is not None), None)
+        return [ins[0], t, t], [t], []
+
+    def lower(self, ins, aux, is_train, key):
+        c, x, y = ins
+        if c.ndim == 1 and x.ndim > 1:
+            c = c.reshape((-1,) + (1,) * (x.ndim - 1))
+        return [jnp.where(c != 0, x, y)], aux
+
+
+# --- reductions ---------------------------------------------------------------------------
+def _chooser(f):
+    """max/min whose gradient goes in full to every element equal to the result (MXNet's)."""
+    def g(x, axis):
+        y = jax.lax.stop_gradient(f(x, axis=axis, keepdims=True))
+        return y + jnp.sum(jnp.where(x == y, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
+    return g
+
+
+def _reduced(d, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(d))
+    return tuple(n for i, n in enumerate(d) if i not in axes) or (1,)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reduce(Op):
+    axis: Optional[tuple[int, ...]] = None
+    keepdims: bool = False
+    exclude: bool = False
+    fn: ClassVar[Callable]
+
+    def _axes(self, ndim):
+        if not self.axis:  # None or (): every axis, whatever `exclude` says
+            return tuple(range(ndim))
+        ax = _axes(self.axis, ndim)
+        return tuple(i for i in range(ndim) if i not in ax) if self.exclude else ax
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else _reduced(d, self._axes(len(d)), self.keepdims)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = self._axes(x.ndim)
+        return [self.fn(x, axis=ax).reshape(_reduced(x.shape, ax, self.keepdims))], aux
+
+
+for _n, _f, _al in [("sum", jnp.sum, ("sum_axis",)), ("mean", jnp.mean, ()),
+                    ("max", _chooser(jnp.max), ("max_axis",)), ("min", _chooser(jnp.min), ("min_axis",)),
+                    ("prod", jnp.prod, ()), ("nansum", jnp.nansum, ()), ("nanprod", jnp.nanprod, ())]:
+    _make(_Reduce, _n, _f, _al, f"{_n} over `axis` (all axes when None or (); the others when `exclude`).")
+
+
+@register
+class norm(Op):
+    """The L1 or L2 norm of the elements over `axis` (all axes when None)."""
+    ord: int = 2
+    axis: Optional[tuple[int, ...]] = None
+    out_dtype: Optional[DType] = None
+    keepdims: bool = False
+
+    def __post_init__(self):
+        if self.ord not in (1, 2):
+            raise ValueError(f"ord must be 1 or 2, got {self.ord}")
+        if self.out_dtype is not None:
+            object.__setattr__(self, "out_dtype", _dtype_name(
+                self.out_dtype, ("float16", "float32", "float64", "int32", "int64", "int8")))
+
+    def _axes(self, ndim):
+        return _axes(self.axis, ndim) if self.axis else tuple(range(ndim))
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else _reduced(d, self._axes(len(d)), self.keepdims)], []
+
+    def infer_type(self, ins, outs):
+        if self.out_dtype:
+            return [ins[0]], [np_dtype(self.out_dtype)], []
+        return super().infer_type(ins, outs)
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = self._axes(x.ndim)
+        y = jnp.sum(jnp.abs(x), axis=ax) if self.ord == 1 else jnp.sqrt(jnp.sum(x * x, axis=ax))
+        y = y.reshape(_reduced(x.shape, ax, self.keepdims))
+        return [y.astype(np_dtype(self.out_dtype)) if self.out_dtype else y], aux
+
+
+@dataclasses.dataclass(frozen=True)
+class _ArgReduce(Op):
+    axis: Optional[int] = None
+    keepdims: bool = False
+    fn: ClassVar[Callable]
+
+    def _out(self, d):
+        if self.axis is None:
+            return (1,) * len(d) if self.keepdims else (1,)
+        return _reduced(d, _axes((self.axis,), len(d)), self.keepdims)
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else self._out(d)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        i = self.fn(x.reshape(-1) if self.axis is None else x, axis=0 if self.axis is None else self.axis)
+        return [i.astype(x.dtype).reshape(self._out(x.shape))], aux
+
+
+for _n, _f in [("argmax", jnp.argmax), ("argmin", jnp.argmin)]:
+    _make(_ArgReduce, _n, _f, (), f"Index of the {_n[3:]} along `axis` (flattened when None), in the "
+          f"input's dtype as MXNet 1.9; no gradient.")
+
+
+# --- dot -------------------------------------------------------------------------------------
+_STYPE = Optional[Literal["csr", "default", "row_sparse"]]
+
+
+@register
+class dot(Op):
+    """MXNet's dot: lhs viewed as 2-D (rest, k) and rhs as (k, rest); 1-D . 1-D gives shape (1,).
+
+    transpose_a contracts lhs's first axis instead of its last; transpose_b contracts rhs's
+    last axis instead of its first.
+    """
+    transpose_a: bool = False
+    transpose_b: bool = False
+    forward_stype: _STYPE = None
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def _split(self, l, r):
+        lk, lrest = (0, tuple(l[1:])) if self.transpose_a else (len(l) - 1, tuple(l[:-1]))
+        rk, rrest = (len(r) - 1, tuple(r[:-1])) if self.transpose_b else (0, tuple(r[1:]))
+        return lk, rk, lrest if len(l) > 1 else (), rrest if len(r) > 1 else ()
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        if l is None or r is None or not l or not r:
+            return [l, r], [None], []
+        lk, rk, lrest, rrest = self._split(l, r)
+        a, b = l[lk], r[rk]
+        if a and b and a != b:
+            raise ShapeError(f"dot shape error: {fmt_shape(l)} X {fmt_shape(r)} (contracting {a} with {b})")
+        l, r = list(l), list(r)
+        l[lk] = r[rk] = a or b
+        return [tuple(l), tuple(r)], [(lrest + rrest) or (1,)], []
+
+    def lower(self, ins, aux, is_train, key):
+        a, b = ins
+        lk, rk, lrest, rrest = self._split(a.shape, b.shape)
+        A = a.reshape(a.shape[0], -1).T if self.transpose_a else a.reshape(-1, a.shape[-1])
+        B = b.reshape(-1, b.shape[-1]).T if self.transpose_b else b.reshape(b.shape[0], -1)
+        return [jnp.matmul(A, B).reshape((lrest + rrest) or (1,))], aux
+
+
+@register
+class batch_dot(Op):
+    """Batched matrix product over the last two axes; leading (batch) axes must match."""
+    transpose_a: bool = False
+    transpose_b: bool = False
+    forward_stype: _STYPE = None
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        if l is None or r is None:
+            return [l, r], [None], []
+        if len(l) < 3 or len(l) != len(r):
+            raise ShapeError(f"batch_dot needs two N-D arrays with N >= 3, got {fmt_shape(l)} and "
+                             f"{fmt_shape(r)}")
+        m, lk = l[-1:-3:-1] if self.transpose_a else l[-2:]
+        rk, n = r[-1:-3:-1] if self.transpose_b else r[-2:]
+        batch = _merge(["lhs batch axes", "rhs batch axes"], [l[:-2], r[:-2]])
+        if lk and rk and lk != rk:
+            raise ShapeError(f"batch_dot shape error: {fmt_shape(l)} X {fmt_shape(r)} "
+                             f"(contracting {lk} with {rk})")
+        k = lk or rk
+        l2 = batch + ((k, m) if self.transpose_a else (m, k))
+        r2 = batch + ((n, k) if self.transpose_b else (k, n))
+        return [l2, r2], [batch + (m, n)], []
+
+    def lower(self, ins, aux, is_train, key):
+        a, b = ins
+        a = jnp.swapaxes(a, -1, -2) if self.transpose_a else a
+        b = jnp.swapaxes(b, -1, -2) if self.transpose_b else b
+        return [jnp.matmul(a, b)], aux
+
+
+# --- creation: no inputs ----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Init(Op):
+    shape: tuple[int, ...] = ()
+    ctx: str = ""
+    dtype: DType = "float32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype))
+
+    def arguments(self):
+        return ()
+
+    def _shape(self):
+        return tuple(self.shape) or None  # () is MXNet 1.x's "unknown"; 0 dims are unknown too
+
+    def infer_shape(self, ins, outs):
+        return [], [_merge(["shape", "output"], [self._shape(), outs[0]])], []
+
+    def infer_type(self, ins, outs):
+        return [], [np_dtype(self.dtype)], []
+
+    def _full_shape(self):
+        s = self._shape()
+        if s is None or not all(s):
+            raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; jbind needs the "
+                             f"complete shape to build the array")
+        return s
+
+    def specialize(self, out_shapes):
+        s = out_shapes[0]
+        return dataclasses.replace(self, shape=tuple(s)) if s is not None and tuple(s) != self.shape else self
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.full(self._full_shape(), self._fill(), np_dtype(self.dtype))], aux
+
+
+@register(aliases=("zeros",))
+class _zeros(_Init):
+    """An array of zeros of `shape` and `dtype`."""
+
+    def _fill(self):
+        return 0
+
+
+@register(aliases=("ones",))
+class _ones(_Init):
+    """An array of ones of `shape` and `dtype`."""
+
+    def _fill(self):
+        return 1
+
+
+@register(aliases=("full",))
+@dataclasses.dataclass(frozen=True)
+class _full(_Init):
+    """An array of `shape` and `dtype` filled with `value`."""
+    value: float = dataclasses.field(kw_only=True)
+
+    def _fill(self):
+        return self.value
+
+
+@register(aliases=("arange",))
+class _arange(Op):
+    """start, start + step, ... below stop (0 .. start when stop is None), each repeated `repeat` times."""
+    start: float
+    stop: Optional[float] = None
+    step: float = 1.0
+    repeat: int = 1
+    infer_range: bool = False
+    ctx: str = ""
+    dtype: DType = "float32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype, tuple(d for d in _DTYPES if d != "bool")))
+        if self.infer_range:
+            raise ValueError("infer_range=True is not supported: give stop")
+        if self.repeat < 1:
+            raise ValueError(f"repeat must be positive, got {self.repeat}")
+
+    def arguments(self):
+        return ()
+
+    def _range(self):
+        start, stop = (0.0, self.start) if self.stop is None else (self.start, self.stop)
+        if self.step == 0:
+            raise ShapeError("arange does not support step=0")
+        if (self.step > 0 and start >= stop) or (self.step < 0 and start <= stop):
+            raise ShapeError(f"invalid range (start, stop, step) = ({start}, {stop}, {self.step})")
+        return start, int(math.ceil((stop - start) / self.step))
+
+    def infer_shape(self, ins, outs):
+        return [], [(self._range()[1] * self.repeat,)], []
+
+    def infer_type(self, ins, outs):
+        return [], [np_dtype(self.dtype)], []
+
+    def lower(self, ins, aux, is_train, key):
+        start, n = self._range()
+        dt = np_dtype(self.dtype)
+        v = jnp.asarray(start, dt) + jnp.arange(n, dtype=dt) * jnp.asarray(self.step, dt)
+        return [jnp.repeat(v, self.repeat) if self.repeat > 1 else v], aux
