@@ -86,6 +86,11 @@ CASES = [
     Case("make_loss", lambda: mx.sym.MakeLoss(mx.sym.square(V("data")), name="ml", normalization="batch"),
          lambda data: [data * data], {"data": (4, 3)},
          ref_grad=lambda data: {"data": 2 * data / 4}),
+    Case("batchnorm_train", lambda: mx.sym.BatchNorm(V("data"), fix_gamma=False, eps=1e-3, name="bn"),
+         lambda data, bn_gamma, bn_beta: [(data - data.mean(axis=(0, 2), keepdims=True))
+                                          / np.sqrt(data.var(axis=(0, 2), keepdims=True) + 1e-3)
+                                          * bn_gamma[None, :, None] + bn_beta[None, :, None]],
+         {"data": (4, 3, 2)}, is_train=True, grad_rtol=5e-3, grad_atol=1e-3),
     Case("block_grad", lambda: mx.sym.MakeLoss(mx.sym.BlockGrad(V("a"), name="bg") * V("b"), name="ml"),
          lambda a, b: [a * b], {"a": (3,), "b": (3,)},
          ref_grad=lambda a, b: {"a": np.zeros(3), "b": a}),

@@ -104,7 +104,7 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
     args, grads, aux = [], [], []
-    for (name, shape), (_, dt), req in zip(plan.shapes[:n], plan.dtypes[:n], plan.grad_req):
+    for (name, shape), dt, req in zip(plan.shapes[:n], plan.np_dtypes[:n], plan.grad_req):
         if name in shared_names and name in s_args:
             h = s_args[name]
             _check_shared(name, h, shape, dt)
@@ -114,7 +114,7 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
         else:
             args.append(NDArray(cached_zeros(shape, dt, dev)))
             grads.append(NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None)
-    for (name, shape), (_, dt) in zip(plan.shapes[n:], plan.dtypes[n:]):
+    for (name, shape), dt in zip(plan.shapes[n:], plan.np_dtypes[n:]):
         h = s_aux.get(name)
         if h is not None:
             _check_shared(name, h, shape, dt)
@@ -126,7 +126,7 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
 
 def _check_shared(name, h, shape, dt):
     d = h._data
-    if d.shape != shape or d.dtype.name != dt:
+    if d.shape != shape or d.dtype != dt:
         raise MXNetError(f"shared array {name!r} has shape {h.shape} {np.dtype(h.dtype).name} but this "
                          f"executor needs {tuple(shape)} {np.dtype(dt).name}")
 

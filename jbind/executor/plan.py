@@ -26,6 +26,7 @@ class Plan:
     diff: tuple          # per argument: differentiated (not null, not an integer)
     add: tuple           # per argument: grad_req 'add'
     no_head: tuple       # per output: takes no head gradient (loss head or integer output)
+    np_dtypes: tuple     # numpy dtypes of `dtypes`, for fast checks at bind time
 
 
 def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
@@ -43,7 +44,8 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     no_head = tuple(bool(node.op is not None and node.op.is_loss) or not np.issubdtype(t, np.inexact)
                     for (node, _), t in zip(sym._heads, out_t))
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
-                grad_req, diff, tuple(r == "add" for r in grad_req), no_head)
+                grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
+                tuple(np.dtype(t) for t in dtypes))
     with _lock:
         _PLANS[key] = plan
         if len(_PLANS) > _LIMIT:

@@ -20,7 +20,7 @@ _ZEROS: dict = {}
 
 def cached_zeros(shape, dtype, device):
     """A shared all-zeros array: jax arrays are immutable, so one serves every new buffer."""
-    key = (tuple(shape), np.dtype(dtype).name, device)
+    key = (tuple(shape), np.dtype(dtype), device)
     z = _ZEROS.get(key)
     if z is None:
         z = _ZEROS[key] = jax.device_put(np.zeros(shape, dtype), device)
