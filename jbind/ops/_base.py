@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 
-from ..base import ParamError
+from ..base import MXNetError, ParamError
 
 Shape = tuple  # a tuple of ints; None means unknown
 REGISTRY: dict[str, type["Op"]] = {}
@@ -113,6 +113,14 @@ class Op:
         except ValueError as e:
             raise ParamError(f"{cls.name}: {e}") from None
         return op
+
+    def key(self) -> int:
+        """Hash of the op's class and parameter values, computed once."""
+        k = self.__dict__.get("_jbind_key")
+        if k is None:
+            k = hash((self.name, tuple(getattr(self, f.name) for f in dataclasses.fields(self))))
+            object.__setattr__(self, "_jbind_key", k)
+        return k
 
     def canonical(self) -> str:
         """Stable text of the op and all its parameter values (for fingerprints)."""
@@ -216,7 +224,6 @@ def register(cls=None, *, aliases: Sequence[str] = ()):
 
 
 def get_op(name: str) -> type[Op]:
-    from ..base import MXNetError
     cls = REGISTRY.get(name) or REGISTRY.get(ALIASES.get(name, ""))
     if cls is None:
         raise MXNetError(f"unknown operator {name!r}")

@@ -1,18 +1,17 @@
 """Graph nodes: immutable, hash-consed by structure.
 
 A node's `key` is computed once when the node is built, from its op and parameters
-(or, for a Variable, its name and shape/dtype hints) and its inputs' keys. Op node
+(or, for a Variable, its name and shape/dtype hints) and its inputs' keys. Keys are
+Python hashes: stable within a process, which is all the compile cache needs. Op node
 names are not part of the key: they do not change what the graph computes, and a
 generator called twice names its nodes differently only where MXNet would too.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Optional
 
 from ..ops._base import Op
 
-_KEY_ATTRS = ("__shape__", "__dtype__")
 
 
 class Node:
@@ -23,17 +22,10 @@ class Node:
         self.name = name
         self.attrs = attrs          # strings, as MXNet's JSON keeps them
         self.inputs = inputs        # ((Node, output_index), ...): arguments, then aux states
-        h = hashlib.blake2b(digest_size=16)
         if op is None:
-            h.update(b"var\0" + name.encode())
-            for k in _KEY_ATTRS:
-                if k in attrs:
-                    h.update(f"\0{k}={attrs[k]}".encode())
+            self.key = hash(("var", name, attrs.get("__shape__"), attrs.get("__dtype__")))
         else:
-            h.update(op.canonical().encode())
-            for node, i in inputs:
-                h.update(f"\0{node.key}:{i}".encode())
-        self.key = h.hexdigest()
+            self.key = hash((op.key(), tuple((n.key, i) for n, i in inputs)))
 
     @property
     def is_variable(self) -> bool:

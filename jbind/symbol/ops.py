@@ -10,21 +10,43 @@ from ._node import Node
 from .symbol import Symbol, Variable
 
 
+_OPS: dict = {}      # (class, typed parameter items) -> (op, attribute strings, arguments, #outputs)
+_PARAMS: dict = {}   # class -> its parameter names
+
+
+def _op_for(cls, params: dict):
+    """Parse parameters into an op once per distinct parameter set (graph building is hot)."""
+    try:
+        key = (cls, tuple((k, type(v), v) for k, v in params.items()))
+        hit = _OPS.get(key)
+    except TypeError:  # an unhashable value (a list): parse every time
+        key, hit = None, None
+    if hit is None:
+        op = cls.from_attrs(params)
+        hit = (op, {k: to_attr_string(v) for k, v in params.items()}, op.arguments(), len(op.outputs()))
+        if key is not None:
+            if len(_OPS) > 65536:
+                _OPS.clear()
+            _OPS[key] = hit
+    return hit
+
+
 def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None) -> Symbol:
     """Build one op node from positional and keyword inputs and parameters."""
     cls = get_op(op_name)
-    kwargs = dict(kwargs or {})
-    params, inputs = {}, {}
-    sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    extra_attrs = {}
-    for k, v in kwargs.items():
-        if k in sym_kwargs:
-            continue
-        if k.startswith("__") and k.endswith("__"):
-            extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
-        else:
-            params[k] = v
-    args = list(args)
+    known = _PARAMS.get(cls)
+    if known is None:
+        known = _PARAMS[cls] = frozenset(cls.param_names())
+    params, sym_kwargs, extra_attrs = {}, {}, None
+    if kwargs:
+        for k, v in kwargs.items():
+            if isinstance(v, Symbol):
+                sym_kwargs[k] = v
+            elif k.startswith("__") and k.endswith("__"):
+                extra_attrs = extra_attrs or {}
+                extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
+            elif v is not None or k in known:
+                params[k] = v
     for a in args:
         if not isinstance(a, Symbol):
             raise TypeError(f"{cls.name}: positional arguments must be Symbols, got {type(a).__name__}; "
@@ -32,17 +54,14 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     if cls.variadic:
         if sym_kwargs:
             # MXNet accepts named inputs to variadic ops only as data/arg names; keep order given.
-            args = args + list(sym_kwargs.values())
+            args = tuple(args) + tuple(sym_kwargs.values())
             sym_kwargs = {}
         params.setdefault(cls.variadic, len(args))
-    params = {k: v for k, v in params.items() if v is not None or k in cls.param_names()}
-    op = cls.from_attrs(params)
-    arg_names = op.arguments()
+    op, param_attrs, arg_names, n_out = _op_for(cls, params)
     if len(args) > len(arg_names):
         raise MXNetError(f"{cls.name}: got {len(args)} positional inputs but the op takes "
                          f"{len(arg_names)} ({', '.join(arg_names)})")
-    for n, a in zip(arg_names, args):
-        inputs[n] = a
+    inputs = dict(zip(arg_names, args))
     for k, v in sym_kwargs.items():
         if k not in arg_names:
             raise MXNetError(f"{cls.name}: unknown input {k!r}; inputs are {', '.join(arg_names)}")
@@ -51,8 +70,9 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
         inputs[k] = v
     node_name = _name.current().get(name, hint or cls.name.lower())
     attrs = attribute.current().get(attr)
-    attrs.update(extra_attrs)
-    attrs.update({k: to_attr_string(v) for k, v in params.items()})
+    if extra_attrs:
+        attrs.update(extra_attrs)
+    attrs.update(param_attrs)
     entries = []
     for n in arg_names:
         s = inputs.get(n)
@@ -66,7 +86,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     for a in cls.aux_names:
         entries.append(Variable(f"{node_name}_{a}", attr={**attrs, **cls.input_var_attrs.get(a, {})})._heads[0])
     node = Node(op, node_name, attrs, tuple(entries))
-    return Symbol([(node, i) for i in range(len(op.outputs()))])
+    return Symbol([(node, 0)] if n_out == 1 else [(node, i) for i in range(n_out)])
 
 
 def _constructor(op_name: str, hint: str | None = None):

@@ -1,7 +1,6 @@
 """The Symbol: an immutable handle on a list of graph outputs."""
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Optional
 
@@ -32,10 +31,8 @@ class Symbol:
         """Structural key: equal for graphs built the same way, whatever their objects."""
         fp = self._fingerprint
         if fp is None:
-            h = hashlib.blake2b(digest_size=16)
-            for node, i in self._heads:
-                h.update(f"{node.key}:{i};".encode())
-            fp = self._fingerprint = h.hexdigest()
+            h = hash(tuple((node.key, i) for node, i in self._heads)) & 0xFFFFFFFFFFFFFFFF
+            fp = self._fingerprint = f"{h:016x}"
         return fp
 
     @property
@@ -171,7 +168,7 @@ class Symbol:
 
     # --- arithmetic ---------------------------------------------------------------
     def _binary(self, other, op, scalar_op, hint):
-        from . import ops as _ops
+        _ops = _ops_module()
         if isinstance(other, Symbol):
             return _ops.make(op, [self, other], {}, hint=hint)
         if isinstance(other, (int, float, np.number, bool)):
@@ -179,7 +176,7 @@ class Symbol:
         return NotImplemented
 
     def _rscalar(self, other, scalar_op):
-        from . import ops as _ops
+        _ops = _ops_module()
         if isinstance(other, (int, float, np.number, bool)):
             return _ops.make(scalar_op, [self], {"scalar": other}, hint=_scalar_hint(scalar_op))
         return NotImplemented
@@ -236,6 +233,12 @@ class Symbol:
         from ..executor import bind
         return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
                     group2ctx=group2ctx, shared_exec=shared_exec)
+
+
+def _ops_module():
+    from . import ops
+    globals()["_ops_module"] = lambda: ops
+    return ops
 
 
 _HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
