@@ -1,6 +1,7 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
 from . import base, compile, name, ops, random  # noqa: F401
 from . import ndarray, symbol
+from . import model
 from . import module
 from . import module as mod
 from . import ndarray as nd
