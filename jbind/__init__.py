@@ -1,9 +1,12 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
 from . import base, compile, name, ops, random  # noqa: F401
 from . import ndarray, symbol
+from . import io, rnn  # noqa: F401
 from . import model
-from . import module
+from . import callback, module
 from . import module as mod
+from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
+from . import initializer as init  # noqa: F401
 from . import ndarray as nd
 from . import symbol as sym
 from .attribute import AttrScope

@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 _lock = threading.Lock()
-_state = {"seed": 0, "key": None, "counter": 0}
+_state = {"seed": 0, "key": None, "counter": 0, "np": None}
 
 
 def seed(seed_state: int, ctx="all") -> None:
@@ -16,6 +16,7 @@ def seed(seed_state: int, ctx="all") -> None:
         _state["seed"] = int(seed_state)
         _state["key"] = None
         _state["counter"] = 0
+        _state["np"] = None
 
 
 def base_key():
@@ -30,3 +31,12 @@ def next_counter() -> np.uint32:
         c = _state["counter"]
         _state["counter"] = c + 1
     return np.uint32(c & 0xFFFFFFFF)
+
+
+def numpy_generator() -> np.random.Generator:
+    """The numpy generator host-side draws use (initializers); `seed` restarts it."""
+    with _lock:
+        g = _state["np"]
+        if g is None:
+            g = _state["np"] = np.random.default_rng(_state["seed"])
+        return g

@@ -6,7 +6,7 @@ import jbind as mx
 
 def test_float64_is_stored_as_float32_without_jax_x64():
     """float64 arrays become float32 unless JAX's x64 mode is enabled (JAX_ENABLE_X64=1)."""
-    assert mx.nd.array(np.zeros(2, np.float64)).dtype == np.float32
+    assert mx.nd.array(np.zeros(2), dtype="float64").dtype == np.float32
 
 
 def test_slices_are_copies():
@@ -56,3 +56,10 @@ def test_fix_gamma_leaves_the_gamma_argument_alone():
     out = exe.forward(is_train=True)[0].asnumpy()
     np.testing.assert_allclose(out.std(axis=0), 1.0, rtol=1e-2)
     np.testing.assert_array_equal(exe.arg_dict["bn_gamma"].asnumpy(), 2.0)
+
+
+def test_zero_dim_arrays_save_as_shape_1(tmp_path):
+    """mx.nd.save stores a 0-d NDArray with shape (1,): in MXNet's V2 format ndim 0 means 'empty'."""
+    f = str(tmp_path / "a.params")
+    mx.nd.save(f, [mx.nd.NDArray(mx.nd.array([3.0])._data.reshape(()))])
+    assert mx.nd.load(f)[0].shape == (1,)

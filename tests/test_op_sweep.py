@@ -2,6 +2,7 @@
 import test_ops_math
 import test_ops_nn
 import test_ops_shape
+import test_rnn_fused
 
 from helpers import ops_in
 from jbind.ops import REGISTRY
@@ -9,7 +10,7 @@ from jbind.ops import REGISTRY
 
 def test_every_registered_op_has_a_sample():
     covered = set()
-    for module in (test_ops_nn, test_ops_math, test_ops_shape):
+    for module in (test_ops_nn, test_ops_math, test_ops_shape, test_rnn_fused):
         for case in module.CASES:
             covered |= ops_in(case.build())
     missing = sorted(set(REGISTRY) - covered)

@@ -151,7 +151,7 @@ def _random_array(dtype, shape, seed):
        as_dict=st.booleans())
 def test_round_trip_is_bit_exact(arrays, as_dict, tmp_path_factory):
     src = [_random_array(dt, tuple(shape), seed) for dt, shape, seed in arrays]
-    nds = [mx.nd.array(a) for a in src]
+    nds = [mx.nd.array(a, dtype=a.dtype) for a in src]
     fname = tmp_path_factory.mktemp("rt") / "x.params"
     mx.nd.save(fname, {f"p{i}": v for i, v in enumerate(nds)} if as_dict else nds)
     back = mx.nd.load(fname)
@@ -279,7 +279,7 @@ def test_failed_save_keeps_the_previous_file(tmp_path):
     mx.nd.save(f, [mx.nd.ones((3,))])
     before = f.read_bytes()
     with pytest.raises(MXNetError, match="uint32"):
-        mx.nd.save(f, [mx.nd.ones((3,)), mx.nd.array(np.arange(2, dtype=np.uint32))])
+        mx.nd.save(f, [mx.nd.ones((3,)), mx.nd.array(np.arange(2), dtype=np.uint32)])
     assert f.read_bytes() == before and os.listdir(tmp_path) == ["w.params"]
 
 

@@ -250,11 +250,12 @@ class NDArray:
     def __ge__(self, o): return self._cmp(o, jnp.greater_equal)
 
     # --- a few reductions MXNet scripts call as methods ---------------------------------
-    def sum(self, axis=None, keepdims=False): return NDArray(jnp.sum(self._data, axis=axis, keepdims=keepdims))
-    def mean(self, axis=None, keepdims=False): return NDArray(jnp.mean(self._data, axis=axis, keepdims=keepdims))
-    def max(self, axis=None, keepdims=False): return NDArray(jnp.max(self._data, axis=axis, keepdims=keepdims))
-    def min(self, axis=None, keepdims=False): return NDArray(jnp.min(self._data, axis=axis, keepdims=keepdims))
-    def argmax(self, axis=None): return NDArray(jnp.argmax(self._data, axis=axis).astype(np.float32))
+    # MXNet 1.x reductions over every axis return shape (1,), not a 0-d array.
+    def sum(self, axis=None, keepdims=False): return _nd1(jnp.sum(self._data, axis=axis, keepdims=keepdims))
+    def mean(self, axis=None, keepdims=False): return _nd1(jnp.mean(self._data, axis=axis, keepdims=keepdims))
+    def max(self, axis=None, keepdims=False): return _nd1(jnp.max(self._data, axis=axis, keepdims=keepdims))
+    def min(self, axis=None, keepdims=False): return _nd1(jnp.min(self._data, axis=axis, keepdims=keepdims))
+    def argmax(self, axis=None): return _nd1(jnp.argmax(self._data, axis=axis).astype(self._data.dtype))
     def exp(self): return NDArray(jnp.exp(self._data))
     def log(self): return NDArray(jnp.log(self._data))
     def sqrt(self): return NDArray(jnp.sqrt(self._data))
@@ -265,6 +266,10 @@ class NDArray:
     def transpose(self, axes=None): return NDArray(jnp.transpose(self._data, axes))
     def expand_dims(self, axis): return NDArray(jnp.expand_dims(self._data, axis))
     def norm(self): return NDArray(jnp.sqrt(jnp.sum(jnp.square(self._data))).reshape(1))
+
+
+def _nd1(x):
+    return NDArray(x.reshape(1) if x.ndim == 0 else x)
 
 
 def _index(key):
@@ -290,8 +295,8 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
         src = source_array._data
         dtype = np_dtype(dtype) if dtype is not None else src.dtype
         return NDArray(jax.device_put(src.astype(dtype), _dev(ctx)))
-    if dtype is None:
-        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+    if dtype is None:  # MXNet: float32 unless the source is an NDArray
+        dtype = np.float32
     a = np.asarray(source_array, dtype=np_dtype(dtype))
     return NDArray(jax.device_put(a, _dev(ctx)))
 

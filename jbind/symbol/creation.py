@@ -28,6 +28,5 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
 def _init(op, shape, dtype, kwargs):
     name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
     kwargs["shape"] = (shape,) if isinstance(shape, int) else tuple(shape)
-    if dtype is not None:
-        kwargs["dtype"] = dtype
+    kwargs["dtype"] = "float32" if dtype is None else dtype  # MXNet writes the dtype attribute
     return make(op, (), kwargs, name=name, attr=attr, hint=op)

@@ -33,7 +33,7 @@ def as_ndarray(entry: dict):
     a = pm.to_array(entry)
     if entry["dtype"] == "bfloat16":
         a = a.view(jnp.bfloat16)
-    return mx.nd.array(a)
+    return mx.nd.array(a, dtype=a.dtype)
 
 
 def expected_entry(fentry: dict) -> dict:

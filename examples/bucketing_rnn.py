@@ -1,0 +1,116 @@
+"""Bucketing LSTM language model: MXNet's example/rnn/bucketing/lstm_bucketing.py on jbind.
+
+    python examples/bucketing_rnn.py --num-epochs 1
+
+Trains on the bundled corpus (examples/data/fortunes: BSD fortune cookies, Penn-Treebank
+style; see its NOTICE) with mx.rnn LSTM cells, BucketSentenceIter and BucketingModule,
+and prints training and validation perplexity. The script is MXNet's; only the import
+and a few options for short runs (--max-batches, --data-dir) differ.
+"""
+import argparse
+import logging
+import os
+import sys
+
+import jbind as mx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+parser = argparse.ArgumentParser(description="Train an RNN language model with bucketing",
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+parser.add_argument("--data-dir", type=str, default=os.path.join(HERE, "data", "fortunes"))
+parser.add_argument("--num-layers", type=int, default=2, help="number of stacked RNN layers")
+parser.add_argument("--num-hidden", type=int, default=200, help="hidden layer size")
+parser.add_argument("--num-embed", type=int, default=200, help="embedding layer size")
+parser.add_argument("--gpus", type=str, help="list of gpus to run, e.g. 0 or 0,2,5. empty means using cpu")
+parser.add_argument("--kv-store", type=str, default="device", help="key-value store type")
+parser.add_argument("--num-epochs", type=int, default=25, help="max num of epochs")
+parser.add_argument("--lr", type=float, default=0.01, help="initial learning rate")
+parser.add_argument("--optimizer", type=str, default="sgd", help="the optimizer type")
+parser.add_argument("--mom", type=float, default=0.0, help="momentum for sgd")
+parser.add_argument("--wd", type=float, default=0.00001, help="weight decay for sgd")
+parser.add_argument("--batch-size", type=int, default=32, help="the batch size.")
+parser.add_argument("--disp-batches", type=int, default=50, help="show progress for every n batches")
+parser.add_argument("--max-batches", type=int, default=None, help="stop each epoch after this many batches")
+parser.add_argument("--buckets", type=str, default="10,20,30,40,50,60")
+
+
+def tokenize_text(fname, vocab=None, invalid_label=-1, start_label=0):
+    if not os.path.isfile(fname):
+        raise IOError("Please provide the corpus: missing %s" % fname)
+    with open(fname) as f:
+        lines = [list(filter(None, line.split(" "))) for line in f.read().splitlines()]
+    sentences, vocab = mx.rnn.encode_sentences(lines, vocab=vocab, invalid_label=invalid_label,
+                                               start_label=start_label)
+    return sentences, vocab
+
+
+class Limited(mx.io.DataIter):
+    """Stops an iterator after `n` batches per epoch (for short runs)."""
+
+    def __init__(self, it, n):
+        super().__init__(it.batch_size)
+        self.it, self.n, self.i = it, n, 0
+        self.provide_data, self.provide_label = it.provide_data, it.provide_label
+        self.default_bucket_key = it.default_bucket_key
+
+    def reset(self):
+        self.i = 0
+        self.it.reset()
+
+    def next(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.it.next()
+
+
+def main():
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)-15s %(message)s", stream=sys.stdout)
+    buckets = [int(b) for b in args.buckets.split(",")]
+    start_label = 1
+    invalid_label = 0
+    train_sent, vocab = tokenize_text(os.path.join(args.data_dir, "train.txt"), start_label=start_label,
+                                      invalid_label=invalid_label)
+    val_sent, _ = tokenize_text(os.path.join(args.data_dir, "valid.txt"), vocab=vocab, start_label=start_label,
+                                invalid_label=invalid_label)
+    data_train = mx.rnn.BucketSentenceIter(train_sent, args.batch_size, buckets=buckets,
+                                           invalid_label=invalid_label)
+    data_val = mx.rnn.BucketSentenceIter(val_sent, args.batch_size, buckets=buckets, invalid_label=invalid_label)
+    if args.max_batches:
+        data_train = Limited(data_train, args.max_batches)
+        data_val = Limited(data_val, max(1, args.max_batches // 4))
+
+    stack = mx.rnn.SequentialRNNCell()
+    for i in range(args.num_layers):
+        stack.add(mx.rnn.LSTMCell(num_hidden=args.num_hidden, prefix="lstm_l%d_" % i))
+
+    def sym_gen(seq_len):
+        data = mx.sym.Variable("data")
+        label = mx.sym.Variable("softmax_label")
+        embed = mx.sym.Embedding(data=data, input_dim=len(vocab), output_dim=args.num_embed, name="embed")
+        stack.reset()
+        outputs, states = stack.unroll(seq_len, inputs=embed, merge_outputs=True)
+        pred = mx.sym.Reshape(outputs, shape=(-1, args.num_hidden))
+        pred = mx.sym.FullyConnected(data=pred, num_hidden=len(vocab), name="pred")
+        label = mx.sym.Reshape(label, shape=(-1,))
+        pred = mx.sym.SoftmaxOutput(data=pred, label=label, name="softmax")
+        return pred, ("data",), ("softmax_label",)
+
+    if args.gpus:
+        contexts = [mx.gpu(int(i)) for i in args.gpus.split(",")]
+    else:
+        contexts = mx.cpu(0)
+
+    model = mx.mod.BucketingModule(sym_gen=sym_gen, default_bucket_key=data_train.default_bucket_key,
+                                   context=contexts)
+    model.fit(train_data=data_train, eval_data=data_val, eval_metric=mx.metric.Perplexity(invalid_label),
+              kvstore=args.kv_store, optimizer=args.optimizer,
+              optimizer_params={"learning_rate": args.lr, "momentum": args.mom, "wd": args.wd},
+              initializer=mx.init.Xavier(factor_type="in", magnitude=2.34), num_epoch=args.num_epochs,
+              batch_end_callback=mx.callback.Speedometer(args.batch_size, args.disp_batches, auto_reset=False))
+
+
+if __name__ == "__main__":
+    main()

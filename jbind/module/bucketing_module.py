@@ -1,0 +1,225 @@
+"""BucketingModule: one Module per bucket key, all sharing the default bucket's parameters."""
+from __future__ import annotations
+
+import logging
+import warnings
+
+from ..base import MXNetError
+from ..context import cpu
+from .base_module import BaseModule
+from .module import Module
+
+
+class BucketingModule(BaseModule):
+    """MXNet's `mx.mod.BucketingModule`.
+
+    Every bucket's Module is bound with the default bucket's module as `shared_module`,
+    so all buckets hold the same ParamStore (no parameter copies) and share the optimizer;
+    compiled functions come from the cache keyed by bucket shapes.
+    """
+
+    def __init__(self, sym_gen, default_bucket_key=None, logger=logging, context=None, work_load_list=None,
+                 fixed_param_names=None, state_names=None, group2ctxs=None, compression_params=None):
+        super().__init__(logger=logger)
+        if default_bucket_key is None:
+            raise MXNetError("BucketingModule needs a default_bucket_key")
+        self._default_bucket_key = default_bucket_key
+        self._sym_gen = sym_gen
+        symbol, data_names, label_names = self._call_sym_gen(default_bucket_key)
+        self._data_names = list(data_names) if data_names is not None else []
+        self._label_names = list(label_names) if label_names is not None else []
+        self._state_names = list(state_names) if state_names is not None else []
+        self._fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
+        self._context = context if context is not None else cpu()
+        self._work_load_list = work_load_list
+        self._buckets: dict = {}
+        self._curr_module = None
+        self._curr_bucket_key = None
+        self._params_dirty = False
+        self._grad_req = None
+        self._symbol = symbol
+
+    def _call_sym_gen(self, key):
+        out = self._sym_gen(key)
+        if not (isinstance(out, tuple) and len(out) == 3):
+            raise MXNetError("sym_gen must return (symbol, data_names, label_names)")
+        return out
+
+    def _new_module(self, symbol, data_names, label_names):
+        return Module(symbol, data_names, label_names, logger=self.logger, context=self._context,
+                      work_load_list=self._work_load_list, fixed_param_names=self._fixed_param_names,
+                      state_names=self._state_names)
+
+    # --- properties ------------------------------------------------------------------------
+    @property
+    def default_bucket_key(self):
+        return self._default_bucket_key
+
+    @property
+    def data_names(self):
+        return self._curr_module.data_names if self.binded else self._data_names
+
+    @property
+    def output_names(self):
+        return self._curr_module.output_names if self.binded else self._symbol.list_outputs()
+
+    @property
+    def data_shapes(self):
+        return self._curr_module.data_shapes
+
+    @property
+    def label_shapes(self):
+        return self._curr_module.label_shapes
+
+    @property
+    def output_shapes(self):
+        return self._curr_module.output_shapes
+
+    @property
+    def symbol(self):
+        return self._curr_module.symbol if self._curr_module is not None else self._symbol
+
+    @property
+    def buckets(self) -> dict:
+        """bucket key -> Module (jbind extension, for inspection)."""
+        return dict(self._buckets)
+
+    # --- parameters ------------------------------------------------------------------------
+    def get_params(self):
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("get_params needs a bound module with initialized parameters")
+        self._curr_module._params_dirty = self._params_dirty
+        params = self._curr_module.get_params()
+        self._params_dirty = False
+        return params
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False):
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.",
+                          stacklevel=2)
+            return
+        self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing, force_init=force_init,
+                                     allow_extra=allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
+    def init_params(self, initializer=None, arg_params=None, aux_params=None, allow_missing=False,
+                    force_init=False, allow_extra=False):
+        if self.params_initialized and not force_init:
+            return
+        if not self.binded:
+            raise MXNetError("call bind before initializing the parameters")
+        self._curr_module.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
+                                      allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+        self._params_dirty = False
+        self.params_initialized = True
+
+    # --- binding ---------------------------------------------------------------------------
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req="write"):
+        if self.params_initialized:
+            arg_params, aux_params = self.get_params()
+        if force_rebind:
+            self.binded = False
+            self._buckets = {}
+        if self.binded:
+            self.logger.warning("Already bound, ignoring bind()")
+            return
+        if shared_module is not None:
+            raise MXNetError("shared_module for BucketingModule is not supported")
+        self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self.binded = True
+        self._grad_req = grad_req
+        symbol, data_names, label_names = self._call_sym_gen(self._default_bucket_key)
+        module = self._new_module(symbol, data_names, label_names)
+        module.bind(data_shapes, label_shapes, for_training, inputs_need_grad, force_rebind=False,
+                    shared_module=None, grad_req=grad_req)
+        self._curr_module = module
+        self._curr_bucket_key = self._default_bucket_key
+        self._buckets[self._default_bucket_key] = module
+        if self.params_initialized:
+            self.set_params(arg_params, aux_params)
+
+    def switch_bucket(self, bucket_key, data_shapes, label_shapes=None):
+        """Make `bucket_key` current, binding it (sharing the default bucket's module) if new."""
+        if not self.binded:
+            raise MXNetError("call bind before switching bucket")
+        if bucket_key not in self._buckets:
+            symbol, data_names, label_names = self._call_sym_gen(bucket_key)
+            module = self._new_module(symbol, data_names, label_names)
+            module.bind(data_shapes, label_shapes, self._curr_module.for_training,
+                        self._curr_module.inputs_need_grad, force_rebind=False,
+                        shared_module=self._buckets[self._default_bucket_key], grad_req=self._grad_req)
+            self._buckets[bucket_key] = module
+        self._curr_module = self._buckets[bucket_key]
+        self._curr_bucket_key = bucket_key
+
+    def init_optimizer(self, kvstore="local", optimizer="sgd", optimizer_params=(("learning_rate", 0.01),),
+                       force_init=False):
+        if self.optimizer_initialized and not force_init:
+            warnings.warn("optimizer already initialized, ignoring.", stacklevel=2)
+            return
+        self._curr_module.init_optimizer(kvstore, optimizer, optimizer_params, force_init=force_init)
+        for mod in self._buckets.values():
+            if mod is not self._curr_module:
+                mod.borrow_optimizer(self._curr_module)
+        self.optimizer_initialized = True
+
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Bind the next batch's bucket ahead of time (as MXNet does)."""
+        if not self.binded:
+            return
+        original = self._curr_bucket_key
+        self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
+        self.switch_bucket(original, None, None)
+
+    # --- computation -----------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("forward needs a bound module with initialized parameters")
+        self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
+        self._curr_module.forward(data_batch, is_train=is_train)
+
+    def backward(self, out_grads=None):
+        self._curr_module.backward(out_grads=out_grads)
+
+    def update(self):
+        if not (self.binded and self.params_initialized and self.optimizer_initialized):
+            raise MXNetError("update needs bind, init_params and init_optimizer first")
+        self._params_dirty = True
+        self._curr_module.update()
+
+    def train_step(self, data_batch):
+        self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
+        self._params_dirty = True
+        self._curr_module.train_step(data_batch)
+
+    def get_outputs(self, merge_multi_context=True):
+        return self._curr_module.get_outputs(merge_multi_context=merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context=True):
+        return self._curr_module.get_input_grads(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        return self._curr_module.get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        self._curr_module.set_states(states, value)
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        self._curr_module.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        self._curr_module.install_monitor(mon)
+
+    def save_checkpoint(self, prefix, epoch, remove_amp_cast=False):
+        """Save the default bucket's symbol as `prefix-symbol.json` and the shared parameters."""
+        if not self._buckets:
+            raise MXNetError("an empty BucketingModule cannot be saved")
+        self._symbol.save("%s-symbol.json" % prefix)
+        self.save_params("%s-%04d.params" % (prefix, epoch))

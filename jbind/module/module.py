@@ -1,0 +1,383 @@
+"""Module: a symbol bound over one or more contexts, with parameters and an optimizer."""
+from __future__ import annotations
+
+import logging
+import warnings
+
+import jax
+import numpy as np
+
+from ..base import MXNetError
+from ..context import Context, cpu
+from ..io_util import atomic_write_bytes
+from ..ndarray.ndarray import NDArray, zeros
+from .base_module import BaseModule
+from .executor_group import DataParallelExecutorGroup
+from .slicing import desc_list
+
+
+def _parse_data_desc(names, shapes, what):
+    if shapes is None:
+        return None
+    descs = _to_desc(shapes)
+    got = [d.name for d in descs]
+    if sorted(got) != sorted(names):
+        raise MXNetError(f"{what} provided by {what}_shapes don't match names specified by {what}_names "
+                         f"({got} vs. {list(names)})")
+    return descs
+
+
+def _to_desc(shapes):
+    from ..io import DataDesc
+    out = []
+    for d in shapes:
+        if isinstance(d, DataDesc):
+            out.append(d)
+        elif hasattr(d, "name") and hasattr(d, "shape"):
+            out.append(DataDesc(d.name, tuple(d.shape), getattr(d, "dtype", np.float32),
+                                getattr(d, "layout", "NCHW")))
+        else:
+            out.append(DataDesc(d[0], tuple(d[1])))
+    return out
+
+
+class Module(BaseModule):
+    """MXNet's `mx.mod.Module`: bind, init_params, init_optimizer, forward/backward/update, fit."""
+
+    def __init__(self, symbol, data_names=("data",), label_names=("softmax_label",), logger=logging,
+                 context=None, work_load_list=None, fixed_param_names=None, state_names=None, group2ctxs=None,
+                 compression_params=None):
+        super().__init__(logger=logger)
+        context = cpu() if context is None else context
+        self._context = [context] if isinstance(context, Context) else list(context)
+        self._work_load_list = list(work_load_list) if work_load_list is not None else [1] * len(self._context)
+        if len(self._work_load_list) != len(self._context):
+            raise MXNetError(f"work_load_list has {len(self._work_load_list)} entries for "
+                             f"{len(self._context)} contexts")
+        self._symbol = symbol
+        data_names = list(data_names) if data_names is not None else []
+        label_names = list(label_names) if label_names is not None else []
+        state_names = list(state_names) if state_names is not None else []
+        fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
+        arg_names = symbol.list_arguments()
+        for what, names, strict in (("data", data_names, True), ("state", state_names, True),
+                                    ("fixed_param", fixed_param_names, True), ("label", label_names, False)):
+            bad = [n for n in names if n not in arg_names]
+            if bad and strict:
+                raise ValueError(f"You created Module with Module(..., {what}_names={names}) but input with name "
+                                 f"{bad[0]!r} is not found in symbol.list_arguments(). Did you mean one of:\n\t"
+                                 + "\n\t".join(arg_names))
+            if bad:
+                warnings.warn(f"Module: label name(s) {bad} not found in the symbol's arguments", stacklevel=2)
+        self._data_names, self._label_names = data_names, label_names
+        self._state_names, self._fixed_param_names = state_names, fixed_param_names
+        input_names = set(data_names + label_names + state_names)
+        self._param_names = [x for x in arg_names if x not in input_names]
+        self._aux_names = symbol.list_auxiliary_states()
+        self._output_names = symbol.list_outputs()
+        self._arg_params = None
+        self._aux_params = None
+        self._params_dirty = False
+        self._optimizer = None
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._updater = None
+        self._preload_opt_states = None
+        self._grad_req = None
+        self._exec_group = None
+        self._data_shapes = None
+        self._label_shapes = None
+
+    @staticmethod
+    def load(prefix, epoch, load_optimizer_states=False, **kwargs):
+        """A Module from `prefix-symbol.json` and `prefix-%04d.params` (and `.states`)."""
+        from ..model import load_checkpoint
+        sym, args, auxs = load_checkpoint(prefix, epoch)
+        mod = Module(symbol=sym, **kwargs)
+        mod._arg_params = args
+        mod._aux_params = auxs
+        mod.params_initialized = True
+        if load_optimizer_states:
+            mod._preload_opt_states = "%s-%04d.states" % (prefix, epoch)
+        return mod
+
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
+        """Write `prefix-symbol.json`, `prefix-%04d.params` and optionally `.states` (atomically)."""
+        self._symbol.save("%s-symbol.json" % prefix)
+        self.save_params("%s-%04d.params" % (prefix, epoch))
+        self.logger.info('Saved checkpoint to "%s-%04d.params"', prefix, epoch)
+        if save_optimizer_states:
+            self.save_optimizer_states("%s-%04d.states" % (prefix, epoch))
+
+    # --- properties ------------------------------------------------------------------------
+    @property
+    def data_names(self):
+        return self._data_names
+
+    @property
+    def label_names(self):
+        return self._label_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        self._need("binded")
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        self._need("binded")
+        return self._label_shapes
+
+    @property
+    def output_shapes(self):
+        self._need("binded")
+        g = self._exec_group
+        shapes = []
+        for name, k in zip(self._output_names, range(len(self._output_names))):
+            s = list(g.execs[0].outputs[k].shape) if g.execs[0].outputs[k]._data is not None \
+                else list(g.execs[0]._out_shapes[k])
+            if len(g.execs) > 1 and s:
+                s[0] = sum(e._out_shapes[k][0] for e in g.execs)
+            shapes.append((name, tuple(s)))
+        return shapes
+
+    _NEEDS = {"binded": "bound (call bind)", "params_initialized": "initialized (call init_params)",
+              "optimizer_initialized": "given an optimizer (call init_optimizer)"}
+
+    def _need(self, what):
+        if not getattr(self, what):
+            raise MXNetError(f"this call needs the module to be {self._NEEDS[what]} first")
+
+    # --- parameters ------------------------------------------------------------------------
+    def get_params(self):
+        self._need("binded")
+        self._need("params_initialized")
+        if self._params_dirty:
+            self._sync_params_from_devices()
+        return self._arg_params, self._aux_params
+
+    def init_params(self, initializer=None, arg_params=None, aux_params=None, allow_missing=False,
+                    force_init=False, allow_extra=False):
+        """Initialize parameters from `arg_params`/`aux_params`, else with `initializer`."""
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. init_params call ignored.",
+                          stacklevel=2)
+            return
+        self._need("binded")
+        if initializer is None and arg_params is None and aux_params is None:
+            from ..initializer import Uniform
+            initializer = Uniform(0.01)
+        from ..initializer import InitDesc
+        g = self._exec_group
+        if self._arg_params is None:
+            self._arg_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
+                                for name, block in zip(g.param_names, g.param_arrays)}
+        if self._aux_params is None:
+            self._aux_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
+                                for name, block in zip(g.aux_names, g.aux_arrays)}
+
+        def _impl(desc, arr, cache):
+            if cache is not None:
+                if desc in cache:
+                    src = cache[desc]
+                    if src is not arr:
+                        if tuple(src.shape) != tuple(arr.shape):
+                            raise MXNetError(f"parameter {str(desc)!r} has shape {tuple(src.shape)} but the "
+                                             f"bound symbol needs {tuple(arr.shape)}")
+                        arr[:] = src
+                    return
+                if not allow_missing:
+                    raise RuntimeError(f"{desc} is not presented")
+            if initializer is not None:
+                initializer(desc, arr)
+
+        attrs = self._symbol.attr_dict()
+        for name, arr in sorted(self._arg_params.items()):
+            _impl(InitDesc(name, attrs.get(name, None)), arr, arg_params)
+        for name, arr in sorted(self._aux_params.items()):
+            _impl(InitDesc(name, attrs.get(name, None)), arr, aux_params)
+        self.params_initialized = True
+        self._params_dirty = False
+        g.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False):
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.",
+                          stacklevel=2)
+            return
+        self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
+    def _sync_params_from_devices(self):
+        self._exec_group.get_params(self._arg_params, self._aux_params)
+        self._params_dirty = False
+
+    # --- binding ---------------------------------------------------------------------------
+    def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
+             force_rebind=False, shared_module=None, grad_req="write"):
+        if force_rebind:
+            self.binded = False
+            self._exec_group = None
+        if self.binded:
+            self.logger.warning("Already bound, ignoring bind()")
+            return
+        self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self._grad_req = grad_req
+        if not for_training and inputs_need_grad:
+            raise MXNetError("inputs_need_grad=True needs for_training=True")
+        self._data_shapes = _parse_data_desc(self._data_names, data_shapes, "data")
+        self._label_shapes = _parse_data_desc(self._label_names, label_shapes, "label") \
+            if label_shapes else None
+        shared_group = None
+        if shared_module is not None:
+            if not (shared_module.binded and shared_module.params_initialized):
+                raise MXNetError("shared_module must be bound and have initialized parameters")
+            shared_group = shared_module._exec_group
+            if len(shared_group.execs) != len(self._context):
+                raise MXNetError("shared_module runs on a different number of contexts")
+        self._exec_group = DataParallelExecutorGroup(
+            self._symbol, self._context, self._work_load_list, self._data_shapes, self._label_shapes or [],
+            self._param_names, for_training, inputs_need_grad, shared_group, logger=self.logger,
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req, state_names=self._state_names)
+        self.binded = True
+        if shared_module is not None:
+            self.params_initialized = True
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+        elif self.params_initialized:
+            self._exec_group.set_params(self._arg_params, self._aux_params)
+        if shared_module is not None and shared_module.optimizer_initialized:
+            self.borrow_optimizer(shared_module)
+
+    def reshape(self, data_shapes, label_shapes=None):
+        self._need("binded")
+        self._data_shapes = _parse_data_desc(self._data_names, data_shapes, "data")
+        self._label_shapes = _parse_data_desc(self._label_names, label_shapes, "label") if label_shapes else None
+        self._exec_group.reshape(self._data_shapes, self._label_shapes or [])
+
+    # --- optimizer -------------------------------------------------------------------------
+    def init_optimizer(self, kvstore="local", optimizer="sgd", optimizer_params=(("learning_rate", 0.01),),
+                       force_init=False):
+        self._need("binded")
+        self._need("params_initialized")
+        if self.optimizer_initialized and not force_init:
+            warnings.warn("optimizer already initialized, ignoring...", stacklevel=2)
+            return
+        from .. import optimizer as opt
+        if self._params_dirty:
+            self._sync_params_from_devices()
+        batch_size = self._exec_group.batch_size
+        idx2name = dict(enumerate(self._exec_group.param_names))
+        if isinstance(optimizer, str):
+            optimizer_params = dict(optimizer_params)
+            optimizer_params.setdefault("rescale_grad", 1.0 / batch_size)
+            optimizer = opt.create(optimizer, sym=self.symbol, param_idx2name=idx2name, **optimizer_params)
+        else:
+            if not optimizer.idx2name:
+                optimizer.idx2name = idx2name.copy()
+        self._optimizer = optimizer
+        self._kvstore = kvstore if not isinstance(kvstore, str) else None
+        self._update_on_kvstore = False
+        self._updater = opt.get_updater(optimizer)
+        self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self.load_optimizer_states(self._preload_opt_states)
+            self._preload_opt_states = None
+
+    def borrow_optimizer(self, shared_module):
+        if not shared_module.optimizer_initialized:
+            raise MXNetError("borrow_optimizer: the shared module has no optimizer")
+        self._optimizer = shared_module._optimizer
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
+        self._updater = shared_module._updater
+        self.optimizer_initialized = True
+
+    def save_optimizer_states(self, fname):
+        self._need("optimizer_initialized")
+        atomic_write_bytes(fname, self._updater.get_states())
+
+    def load_optimizer_states(self, fname):
+        self._need("optimizer_initialized")
+        try:
+            with open(fname, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
+        self._updater.set_states(data)
+
+    # --- computation -----------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        self._need("binded")
+        self._need("params_initialized")
+        curr = tuple(d.shape for d in self._data_shapes)
+        new = tuple(tuple(d.shape) for d in data_batch.data)
+        if curr != new:
+            if getattr(data_batch, "provide_data", None):
+                new_dshape = data_batch.provide_data
+            else:
+                new_dshape = [(d.name, s) for d, s in zip(self._data_shapes, new)]
+            if getattr(data_batch, "provide_label", None):
+                new_lshape = data_batch.provide_label
+            elif getattr(data_batch, "label", None) and self._label_shapes:
+                new_lshape = [(d.name, tuple(lab.shape)) for d, lab in zip(self._label_shapes, data_batch.label)]
+            else:
+                new_lshape = None
+            self.reshape(new_dshape, new_lshape)
+        self._exec_group.forward(data_batch, is_train)
+
+    def backward(self, out_grads=None):
+        self._need("binded")
+        self._need("params_initialized")
+        self._exec_group.backward(out_grads=out_grads)
+
+    def update(self):
+        """Apply the optimizer: gradients summed over devices, one update, every device's copy set."""
+        self._need("binded")
+        self._need("params_initialized")
+        self._need("optimizer_initialized")
+        self._params_dirty = True
+        g = self._exec_group
+        for i, (weights, grads) in enumerate(zip(g.param_arrays, g.grad_arrays)):
+            if grads[0] is None:
+                continue
+            if len(grads) == 1:
+                self._updater(i, grads[0], weights[0])
+                continue
+            dev0 = weights[0]._data.devices().pop()
+            total = grads[0]._data
+            for gr in grads[1:]:
+                total = total + jax.device_put(gr._data, dev0)
+            self._updater(i, NDArray(total), weights[0])
+            for w in weights[1:]:
+                w[:] = weights[0]
+
+    def get_outputs(self, merge_multi_context=True):
+        self._need("binded")
+        return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context=True):
+        self._need("binded")
+        return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        self._exec_group.set_states(states, value)
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        self._exec_group.install_monitor(mon)

@@ -1,0 +1,167 @@
+"""The fused recurrent operator `RNN`: rnn_relu, rnn_tanh, lstm and gru layers over a sequence.
+
+Data is time-major (T, N, I). `parameters` is MXNet's packed vector: first the weights
+of every layer and direction (for each: i2h (gates*H, in), then h2h (gates*H, H)), then
+their biases in the same order (i2h (gates*H,), then h2h (gates*H,)). Gates are ordered
+i, f, c, o for lstm and r, z, n for gru (cuDNN's GRU: n = tanh(Wx + b + r * (Uh + c))).
+Each layer is one `lax.scan` over time (both directions together); the input projection of
+all steps is one matmul.
+"""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from ._base import Op, register
+
+_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+def param_size(mode: str, num_layers: int, bidirectional: bool, input_size: int, state_size: int) -> int:
+    """Length of the packed parameter vector (MXNet's GetRnnParamSize, without projection)."""
+    d, g, h = 2 if bidirectional else 1, _GATES[mode], state_size
+    first = (input_size + h + 2) * g * h
+    rest = (d * h + h + 2) * g * h
+    return d * first + (num_layers - 1) * d * rest
+
+
+@register
+class RNN(Op):
+    """Multi-layer (optionally bidirectional) recurrent layers over time-major data, as MXNet's RNN.
+
+    `p` drops the outputs of every layer but the last, in training only. `lstm_state_clip_min/max`
+    clip the cell state as cuDNN does (MXNet's CPU kernel ignores them); with `lstm_state_clip_nan`
+    a NaN cell state becomes `lstm_state_clip_min`. Not supported: `projection_size`,
+    `use_sequence_length`.
+    """
+    state_size: int
+    num_layers: int
+    mode: Literal["rnn_relu", "rnn_tanh", "lstm", "gru"]
+    bidirectional: bool = False
+    p: float = 0.0
+    state_outputs: bool = False
+    projection_size: Optional[int] = None
+    lstm_state_clip_min: Optional[float] = None
+    lstm_state_clip_max: Optional[float] = None
+    lstm_state_clip_nan: bool = False
+    use_sequence_length: bool = False
+    random = True
+
+    def __post_init__(self):
+        if self.state_size < 1 or self.num_layers < 1:
+            raise ValueError(f"state_size and num_layers must be positive, got state_size={self.state_size}, "
+                             f"num_layers={self.num_layers}")
+        if not 0.0 <= self.p < 1.0:
+            raise ValueError(f"dropout p must be in [0, 1), got {self.p}")
+        if self.projection_size is not None:
+            raise ValueError("projection_size is not supported by jbind's RNN")
+        if self.use_sequence_length:
+            raise ValueError("use_sequence_length=True is not supported by jbind's RNN; mask the outputs "
+                             "with SequenceMask instead")
+        if (self.lstm_state_clip_min is None) != (self.lstm_state_clip_max is None):
+            raise ValueError("lstm_state_clip_min and lstm_state_clip_max must be given together")
+
+    @property
+    def _dirs(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def arguments(self):
+        return ("data", "parameters", "state", "state_cell") if self.mode == "lstm" else \
+            ("data", "parameters", "state")
+
+    def outputs(self):
+        if not self.state_outputs:
+            return ("output",)
+        return ("output", "state_output", "statecell_output") if self.mode == "lstm" else \
+            ("output", "state_output")
+
+    def infer_shape(self, ins, outs):
+        data, states = ins[0], ins[2:]
+        nstate = len(self.arguments()) - 2
+        if data is None:
+            return list(ins), [None] * len(outs), []
+        if len(data) != 3:
+            raise ValueError(f"data must be 3-D (seq_len, batch, input_size), got {tuple(data)}")
+        steps, batch, width = data
+        for s in states:  # a batch size the data does not know yet may come from a given state
+            if not batch and s is not None and len(s) == 3:
+                batch = s[1]
+        h, lay = self.state_size, self._dirs * self.num_layers
+        state = (lay, batch, h)
+        params = (param_size(self.mode, self.num_layers, self.bidirectional, width, h),) if width else None
+        out = (steps, batch, self._dirs * h)
+        return [(steps, batch, width), params] + [state] * nstate, [out] + [state] * (len(outs) - 1), []
+
+    # --- lowering ------------------------------------------------------------------------
+    def _unpack(self, flat, input_size):
+        """-> [(w_i2h, w_h2h, b_i2h, b_h2h)] for each (layer, direction), layer-major."""
+        g, h, d = _GATES[self.mode], self.state_size, self._dirs
+        pos, weights = 0, []
+        for layer in range(self.num_layers):
+            width = input_size if layer == 0 else d * h
+            for _ in range(d):
+                wi = flat[pos:pos + g * h * width].reshape(g * h, width)
+                pos += g * h * width
+                wh = flat[pos:pos + g * h * h].reshape(g * h, h)
+                pos += g * h * h
+                weights.append([wi, wh])
+        for w in weights:
+            w.append(flat[pos:pos + g * h])
+            w.append(flat[pos + g * h:pos + 2 * g * h])
+            pos += 2 * g * h
+        return [tuple(w) for w in weights]
+
+    def _cell(self, wh, bh):
+        """The step over both directions at once: carry (D, N, H), x_proj (D, N, gates*H)."""
+        mode, h = self.mode, self.state_size
+        lo, hi = self.lstm_state_clip_min, self.lstm_state_clip_max
+
+        def step(carry, x_proj):
+            hprev = carry[0]
+            hh = jnp.einsum("dnh,dgh->dng", hprev, wh) + bh[:, None, :]
+            if mode == "lstm":
+                gates = x_proj + hh
+                i, f, c, o = (gates[..., k * h:(k + 1) * h] for k in range(4))
+                cell = jax.nn.sigmoid(f) * carry[1] + jax.nn.sigmoid(i) * jnp.tanh(c)
+                if lo is not None:
+                    cell = jnp.fmin(jnp.fmax(cell, lo), hi) if self.lstm_state_clip_nan else \
+                        jnp.clip(cell, lo, hi)
+                new = jax.nn.sigmoid(o) * jnp.tanh(cell)
+                return (new, cell), new
+            if mode == "gru":
+                r = jax.nn.sigmoid(x_proj[..., :h] + hh[..., :h])
+                z = jax.nn.sigmoid(x_proj[..., h:2 * h] + hh[..., h:2 * h])
+                n = jnp.tanh(x_proj[..., 2 * h:] + r * hh[..., 2 * h:])
+                new = (1 - z) * n + z * hprev
+                return (new,), new
+            pre = x_proj + hh
+            new = jax.nn.relu(pre) if mode == "rnn_relu" else jnp.tanh(pre)
+            return (new,), new
+
+        return step
+
+    def lower(self, ins, aux, is_train, key):
+        data, flat = ins[0], ins[1]
+        init = ins[2:]
+        weights = self._unpack(flat, data.shape[2])
+        d = self._dirs
+        x, finals = data, [[] for _ in init]
+        for layer in range(self.num_layers):
+            # both directions of a layer run in one scan: direction 1 reads the sequence reversed
+            wi, wh, bi, bh = (jnp.stack(w) for w in zip(*weights[layer * d:(layer + 1) * d]))
+            seq = jnp.stack([x, jnp.flip(x, 0)][:d], axis=1)                      # (T, D, N, in)
+            proj = jnp.einsum("tdni,dgi->tdng", seq, wi) + bi[None, :, None, :]     # (T, D, N, gates*H)
+            start = tuple(s[layer * d:(layer + 1) * d] for s in init)
+            carry, ys = lax.scan(self._cell(wh, bh), start, proj)                 # ys (T, D, N, H)
+            x = ys[:, 0] if d == 1 else jnp.concatenate([ys[:, 0], jnp.flip(ys[:, 1], 0)], axis=-1)
+            for f, c in zip(finals, carry):
+                f.append(c)
+            if is_train and self.p > 0 and layer < self.num_layers - 1:
+                keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1.0 - self.p, x.shape)
+                x = jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))
+        if not self.state_outputs:
+            return [x], aux
+        return [x] + [jnp.concatenate(f, axis=0) for f in finals], aux

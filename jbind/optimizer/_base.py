@@ -1,0 +1,366 @@
+"""The Optimizer base class, its registry and the Updater, as `mxnet.optimizer` (MXNet 1.9.1).
+
+Every optimizer is one pure rule with two faces:
+
+* functional, for compiled training steps (`jax.jit` over a whole pytree of parameters):
+  `init_state(weight) -> state` and
+  `step(weight, grad, state, lr, wd, t) -> (new_weight, new_state)`, where `lr` and `wd`
+  are this parameter's effective rate and decay (multipliers applied) and `t` is its
+  1-based update count; `prepare(indices)` does MXNet's host-side bookkeeping and returns
+  them;
+* imperative, MXNet's API: `create_state(index, weight)` returns NDArrays laid out as
+  MXNet's, and `update(index, weight, grad, state)` writes the new weight and states into
+  those handles.
+
+Both run the same `step`. The rule itself is an optax chain built by `_tx(lr, wd, t)`;
+the state is MXNet's layout (None, an array, or a tuple of arrays), mapped to and from
+the chain's state by `_from_mx` / `_to_mx`. Static hyperparameters (momentum, betas,
+rescale_grad, clip_gradient, ...) are read when `step` is traced; `fingerprint()` names
+them, so a compiled step can be keyed on it.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+import warnings
+
+import jax
+import numpy as np
+import optax
+
+from ..ndarray import NDArray
+
+__all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
+
+
+class Optimizer:
+    """Base class of all optimizers (MXNet 1.x arguments and semantics).
+
+    Args:
+        rescale_grad: multiplies the gradient before anything else (often 1/batch_size).
+        param_idx2name: index -> parameter name; names not ending in `_weight`/`_gamma` get
+            wd_mult 0, and lr_mult/wd_mult may then be given by name.
+        wd: weight decay, added to the gradient as `wd * weight` (L2, not decoupled).
+        clip_gradient: clip the (rescaled) gradient into [-c, c].
+        learning_rate: the rate; default 0.01 unless `lr_scheduler` gives one.
+        lr_scheduler: an `mx.lr_scheduler.LRScheduler`, called with `num_update`.
+        sym: a Symbol whose `__lr_mult__` / `__wd_mult__` attributes set the multipliers.
+        begin_num_update: the update count to start from.
+        multi_precision: accepted and ignored (jbind keeps the state in the weight's dtype).
+        param_dict: index -> object with `lr_mult` / `wd_mult` (Gluon parameters).
+    """
+
+    opt_registry: dict = {}
+    _hyper: tuple = ()           # static hyperparameter attributes besides rescale_grad/clip_gradient
+    _clip_when_set = False       # MXNet's Python-level rules clip when `clip_gradient is not None`
+
+    def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None, learning_rate=None,
+                 lr_scheduler=None, sym=None, begin_num_update=0, multi_precision=False, param_dict=None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if self.lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if self.lr_scheduler is not None and learning_rate is not None:
+            if self.lr_scheduler.base_lr != learning_rate:
+                logging.warning("learning rate from ``lr_scheduler`` has been overwritten by "
+                                "``learning_rate`` in optimizer.")
+                self.lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.lr_mult: dict = {}
+        self.wd_mult: dict = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise TypeError("param_idx2name should be a dict of param indexes to names.")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self._jit_cache: dict = {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # --- registry -------------------------------------------------------------------------
+    @staticmethod
+    def register(klass):
+        """Register an optimizer class under its lower-cased name (for `create_optimizer`)."""
+        if not isinstance(klass, type):
+            raise TypeError(f"register expects a class, got {klass!r}")
+        name = klass.__name__.lower()
+        if name in Optimizer.opt_registry:
+            old = Optimizer.opt_registry[name]
+            warnings.warn(f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is overriding existing "
+                          f"optimizer {old.__module__}.{old.__name__}", stacklevel=2)
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name: str, **kwargs) -> "Optimizer":
+        """Instantiate the optimizer registered as `name` (case-insensitive)."""
+        if name.lower() in Optimizer.opt_registry:
+            return Optimizer.opt_registry[name.lower()](**kwargs)
+        raise ValueError(f"Cannot find optimizer {name}")
+
+    # --- learning rate and multipliers ----------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr: float) -> None:
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note that "
+                              "set_learning_rate can mutate the value of the learning rate of the optimizer "
+                              "only when the LRScheduler of the optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale):
+        """[DEPRECATED] Use set_lr_mult."""
+        raise DeprecationWarning
+
+    def set_lr_mult(self, args_lr_mult: dict) -> None:
+        """Per-parameter rate multipliers by name or index; symbol `__lr_mult__` attributes first."""
+        self.lr_mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__lr_mult__" in attr[name]:
+                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult: dict) -> None:
+        """Per-parameter decay multipliers; named parameters not ending in _weight/_gamma get 0."""
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__wd_mult__" in attr[name]:
+                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id: int) -> None:
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index) -> None:
+        for idx in index if isinstance(index, (list, tuple)) else [index]:
+            if idx not in self._index_update_count:
+                self._index_update_count[idx] = self.begin_num_update
+            self._index_update_count[idx] += 1
+            self.num_update = max(self._index_update_count[idx], self.num_update)
+
+    def _mult(self, indices, base, mults, attr):
+        out = [base for _ in indices]
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                out[i] *= getattr(self.param_dict[index], attr)
+            elif index in mults:
+                out[i] *= mults[index]
+            elif index in self.idx2name:
+                out[i] *= mults.get(self.idx2name[index], 1.0)
+        return out
+
+    def _get_lrs(self, indices) -> list:
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        return self._mult(indices, lr, self.lr_mult, "lr_mult")
+
+    def _get_lr(self, index) -> float:
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices) -> list:
+        return self._mult(indices, self.wd, self.wd_mult, "wd_mult")
+
+    def _get_wd(self, index) -> float:
+        return self._get_wds([index])[0]
+
+    def prepare(self, indices) -> tuple:
+        """Count one update of each index; return `(lrs, wds, ts)` for `step`, as MXNet computes them."""
+        self._update_count(list(indices))
+        return (self._get_lrs(list(indices)), self._get_wds(list(indices)),
+                [self._index_update_count[i] for i in indices])
+
+    # --- the functional rule --------------------------------------------------------------------
+    def _tx(self, lr, wd, t) -> optax.GradientTransformation:
+        raise NotImplementedError(f"{type(self).__name__} has no update rule")
+
+    def _clip(self) -> list:
+        c = self.clip_gradient
+        if (c is not None) if self._clip_when_set else (c and c > 0):
+            return [optax.clip(c)]
+        return []
+
+    def _to_mx(self, leaves: list):
+        """The chain's state leaves -> MXNet's state layout (default: a tuple)."""
+        return tuple(leaves)
+
+    def _from_mx(self, state) -> list:
+        return jax.tree.leaves(state)
+
+    def _finish(self, new_weight):
+        return new_weight
+
+    def fingerprint(self) -> tuple:
+        """What a traced `step` depends on besides its arguments."""
+        return (type(self).__name__, self.rescale_grad, self.clip_gradient) + \
+            tuple(getattr(self, k) for k in self._hyper)
+
+    def init_state(self, weight: jax.Array):
+        """The initial state of one parameter, in MXNet's layout (None, an array or a tuple)."""
+        return self._to_mx(jax.tree.leaves(self._tx(0.0, 0.0, 1).init(weight)))
+
+    def step(self, weight: jax.Array, grad: jax.Array, state, lr, wd, t):
+        """One update of one parameter: `(weight, grad, state, lr, wd, t) -> (new_weight, new_state)`.
+
+        Pure, so it runs under `jax.jit`; `lr`, `wd` (multipliers applied) and `t` (this
+        parameter's 1-based update count) may be Python numbers or traced scalars.
+        """
+        tx = self._tx(lr, wd, t)
+        treedef = jax.tree.structure(jax.eval_shape(tx.init, weight))
+        leaves = self._from_mx(state)
+        updates, new = tx.update(grad, jax.tree.unflatten(treedef, leaves), weight)
+        new_weight = self._finish(optax.apply_updates(weight, updates))
+        new_leaves = [n.astype(o.dtype) for n, o in zip(jax.tree.leaves(new), leaves)]
+        return new_weight, self._to_mx(new_leaves)
+
+    def init_states(self, weights):
+        """`init_state` over a pytree of parameters (e.g. a dict name -> array)."""
+        return jax.tree.map(self.init_state, weights)
+
+    def step_tree(self, weights, grads, states, lrs, wds, t):
+        """`step` over a pytree of parameters -> `(new_weights, new_states)`.
+
+        `states` is what `init_states` returned; `lrs`, `wds` and `t` are trees shaped like
+        `weights` or single values shared by every parameter.
+        """
+        leaves, treedef = jax.tree.flatten(weights)
+
+        def per(x):
+            single = not isinstance(x, (dict, list, tuple)) and jax.tree.structure(x).num_leaves == 1
+            return [x] * len(leaves) if single else treedef.flatten_up_to(x)
+
+        out = [self.step(*a) for a in zip(leaves, per(grads), treedef.flatten_up_to(states), per(lrs), per(wds),
+                                           per(t))]
+        return (jax.tree.unflatten(treedef, [o[0] for o in out]),
+                jax.tree.unflatten(treedef, [o[1] for o in out]))
+
+    def _compiled_step(self):
+        key = self.fingerprint()
+        fn = self._jit_cache.get(key)
+        if fn is None:
+            self._jit_cache.clear()
+            fn = self._jit_cache[key] = jax.jit(self.step)
+        return fn
+
+    # --- MXNet's imperative API -----------------------------------------------------------------
+    def create_state(self, index, weight: NDArray):
+        """The state of parameter `index`: NDArrays in MXNet's layout, or None."""
+        return jax.tree.map(NDArray, self.init_state(weight._data))
+
+    def create_state_multi_precision(self, index, weight: NDArray):
+        if np.dtype(weight.dtype) == np.float16 and not self.multi_precision:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
+                          "convergence. Consider using multi_precision=True option of the optimizer", stacklevel=3)
+        return self.create_state(index, weight)
+
+    def _functional_state(self, state):
+        return jax.tree.map(lambda h: h._data, state)
+
+    def _store_state(self, state, new_state) -> None:
+        for h, v in zip(jax.tree.leaves(state), jax.tree.leaves(new_state)):
+            h._data = v
+
+    def update(self, index, weight: NDArray, grad: NDArray, state) -> None:
+        """Update `weight` in place from `grad`; `state` (from `create_state`) is updated in place."""
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state):
+                self.update(i, w, g, s)
+            return
+        if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
+            raise TypeError(f"update expects NDArrays, got {type(weight).__name__} and {type(grad).__name__}")
+        (lr,), (wd,), (t,) = self.prepare([index])
+        new_weight, new_state = self._compiled_step()(weight._data, grad._data, self._functional_state(state),
+                                                      lr, wd, t)
+        weight._data = new_weight
+        self._store_state(state, new_state)
+
+    def update_multi_precision(self, index, weight, grad, state) -> None:
+        self.update(index, weight, grad, state)
+
+    def __getstate__(self):
+        ret = self.__dict__.copy()
+        ret.pop("param_dict", None)
+        ret.pop("_jit_cache", None)
+        return ret
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self.param_dict = {}
+        self._jit_cache = {}
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+
+
+class Updater:
+    """Applies an optimizer to (index, grad, weight) triples, keeping one state per index (as KVStore)."""
+
+    def __init__(self, optimizer: Optimizer):
+        self.optimizer = optimizer
+        self.states: dict = {}
+        self.states_synced: dict = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+
+    def __call__(self, index, grad, weight) -> None:
+        if not isinstance(index, (list, tuple)):
+            index, grad, weight = [index], [grad], [weight]
+        if weight:
+            self.optimizer._set_current_context(weight[0].context.device_id)
+        for i, w, g in zip(index, weight, grad):
+            if isinstance(i, bytes):
+                i = i.decode()
+            if i not in self.states:
+                self.states[i] = self.optimizer.create_state_multi_precision(i, w)
+                self.states_synced[i] = True
+            elif not self.states_synced[i]:
+                self.states[i] = self.sync_state_context(self.states[i], w.context)
+                self.states_synced[i] = True
+            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+
+    def sync_state_context(self, state, context):
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    def set_states(self, states: bytes) -> None:
+        """Load states (and the optimizer, if it was dumped) from `get_states`' bytes."""
+        states = pickle.loads(states)
+        if isinstance(states, tuple) and len(states) == 2:
+            self.states, self.optimizer = states
+        else:
+            self.states = states
+        self.states_synced = dict.fromkeys(self.states.keys(), False)
+
+    def get_states(self, dump_optimizer: bool = False) -> bytes:
+        """Pickled states, with the optimizer when `dump_optimizer` (its rate schedule, counts)."""
+        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def get_updater(optimizer: Optimizer) -> Updater:
+    """An `Updater` closure over `optimizer`, as MXNet's."""
+    return Updater(optimizer)

@@ -1,0 +1,153 @@
+"""Sentence data for language models: `encode_sentences` and `BucketSentenceIter` (MXNet 1.x's)."""
+from __future__ import annotations
+
+import bisect
+import random
+
+import numpy as np
+
+from ..io import DataBatch, DataDesc, DataIter
+from ..ndarray import array as _nd_array
+from ._base import _check
+
+
+def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", start_label=0,
+                     unknown_token=None):
+    """Encode token lists as integer lists, building (or extending) a vocabulary.
+
+    Args:
+        sentences: list of lists of string tokens.
+        vocab: an existing token -> index dict; a new one (holding `invalid_key`) if None.
+        invalid_label: the index of `invalid_key` (end of sentence); never given to a token.
+        invalid_key: the token for `invalid_label` in a new vocabulary.
+        start_label: the lowest index given to a new token.
+        unknown_token: with a given `vocab`, tokens not in it map to this one (added if new);
+            without it an unknown token is an error.
+
+    Returns:
+        (encoded sentences, vocab)
+    """
+    idx = start_label
+    if vocab is None:
+        vocab = {invalid_key: invalid_label}
+        new_vocab = True
+    else:
+        new_vocab = False
+    res = []
+    for sent in sentences:
+        coded = []
+        for word in sent:
+            if word not in vocab:
+                _check(new_vocab or unknown_token, "Unknown token %s" % word)
+                if idx == invalid_label:
+                    idx += 1
+                if unknown_token:
+                    word = unknown_token
+                vocab[word] = idx
+                idx += 1
+            coded.append(vocab[word])
+        res.append(coded)
+    return res, vocab
+
+
+class BucketSentenceIter(DataIter):
+    """Batches of same-length (padded) sentences for a bucketing language model.
+
+    Each sentence goes to the smallest bucket at least as long, padded with `invalid_label`;
+    longer sentences are discarded. The label is the data shifted left by one step, ending
+    with `invalid_label`. Every `reset()` shuffles the batch order (Python's `random`) and
+    the sentences in each bucket (numpy's global random state), as MXNet does.
+
+    Args:
+        sentences: encoded sentences (lists of ints).
+        batch_size: sentences per batch.
+        buckets: bucket lengths; if None, every length that at least `batch_size`
+            sentences have.
+        invalid_label: padding value.
+        data_name: name of the data input.
+        label_name: name of the label input.
+        dtype: dtype of data and label.
+        layout: 'NT' (batch, time) or 'TN' (time, batch).
+    """
+
+    def __init__(self, sentences, batch_size, buckets=None, invalid_label=-1, data_name="data",
+                 label_name="softmax_label", dtype="float32", layout="NT"):
+        super().__init__()
+        if not buckets:
+            buckets = [i for i, j in enumerate(np.bincount([len(s) for s in sentences])) if j >= batch_size]
+        buckets.sort()
+
+        ndiscard = 0
+        self.data = [[] for _ in buckets]
+        valid_buckets = {item: 0 for item in range(len(buckets))}
+        for sent in sentences:
+            buck = bisect.bisect_left(buckets, len(sent))
+            valid_buckets[buck] = 1
+            if buck == len(buckets):
+                ndiscard += 1
+                continue
+            buff = np.full((buckets[buck],), invalid_label, dtype=dtype)
+            buff[:len(sent)] = sent
+            self.data[buck].append(buff)
+        buckets = [j for i, j in enumerate(buckets) if valid_buckets[i] == 1]
+        self.data = [np.asarray(i, dtype=dtype) for i in self.data if i]
+
+        print("WARNING: discarded %d sentences longer than the largest bucket." % ndiscard)
+
+        self.batch_size = batch_size
+        self.buckets = buckets
+        self.data_name = data_name
+        self.label_name = label_name
+        self.dtype = dtype
+        self.invalid_label = invalid_label
+        self.nddata = []
+        self.ndlabel = []
+        self.major_axis = layout.find("N")
+        self.layout = layout
+        if not buckets:
+            raise ValueError("BucketSentenceIter: no bucket holds any sentence")
+        self.default_bucket_key = max(buckets)
+
+        if self.major_axis == 0:
+            shape = (batch_size, self.default_bucket_key)
+        elif self.major_axis == 1:
+            shape = (self.default_bucket_key, batch_size)
+        else:
+            raise ValueError("Invalid layout %s: Must by NT (batch major) or TN (time major)" % layout)
+        self.provide_data = [DataDesc(name=self.data_name, shape=shape, layout=self.layout)]
+        self.provide_label = [DataDesc(name=self.label_name, shape=shape, layout=self.layout)]
+
+        self.idx = []
+        for i, buck in enumerate(self.data):
+            self.idx.extend([(i, j) for j in range(0, len(buck) - batch_size + 1, batch_size)])
+        self.curr_idx = 0
+        self.reset()
+
+    def reset(self):
+        """Shuffle the batches and the sentences in each bucket; start again."""
+        self.curr_idx = 0
+        random.shuffle(self.idx)
+        for buck in self.data:
+            np.random.shuffle(buck)
+        self.nddata = []
+        self.ndlabel = []
+        for buck in self.data:
+            label = np.empty_like(buck)
+            label[:, :-1] = buck[:, 1:]
+            label[:, -1] = self.invalid_label
+            self.nddata.append(_nd_array(buck, dtype=self.dtype))
+            self.ndlabel.append(_nd_array(label, dtype=self.dtype))
+
+    def next(self):
+        """The next batch, with its bucket_key and provide_data/provide_label."""
+        if self.curr_idx == len(self.idx):
+            raise StopIteration
+        i, j = self.idx[self.curr_idx]
+        self.curr_idx += 1
+        data = self.nddata[i][j:j + self.batch_size]
+        label = self.ndlabel[i][j:j + self.batch_size]
+        if self.major_axis == 1:
+            data, label = data.T, label.T
+        return DataBatch([data], [label], pad=0, bucket_key=self.buckets[i],
+                         provide_data=[DataDesc(self.data_name, data.shape, layout=self.layout)],
+                         provide_label=[DataDesc(self.label_name, label.shape, layout=self.layout)])

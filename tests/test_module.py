@@ -1,0 +1,143 @@
+import logging
+
+import numpy as np
+import pytest
+
+import jbind as mx
+
+
+def mlp(classes=3):
+    data = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16, name="fc1"), act_type="relu", name="r1")
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=classes, name="fc2"), name="softmax")
+
+
+def toy_data(n=96, dim=5, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    proj = rng.normal(size=(dim, classes))
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    return x, (x @ proj).argmax(axis=1).astype(np.float32)
+
+
+def test_fit_learns_and_score_predict():
+    x, y = toy_data()
+    train = mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False)
+    mod = mx.mod.Module(mlp(), context=mx.cpu())
+    mod.fit(train, num_epoch=15, optimizer="sgd", optimizer_params={"learning_rate": 0.5},
+            initializer=mx.init.Xavier(), eval_metric="acc")
+    (name, acc), = mod.score(train, "acc")
+    assert name == "accuracy" and acc > 0.9
+    pred = mod.predict(train)
+    assert pred.shape == (96, 3)
+    np.testing.assert_allclose(pred.asnumpy().sum(axis=1), 1.0, rtol=1e-5)
+    assert mod.output_shapes == [("softmax_output", (16, 3))]
+
+
+def test_update_matches_plain_sgd():
+    x, y = toy_data(n=16)
+    mod = mx.mod.Module(mlp(), context=mx.cpu())
+    mod.bind(data_shapes=[("data", (16, 5))], label_shapes=[("softmax_label", (16,))])
+    mod.init_params(mx.init.Uniform(0.1))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
+    mod.forward_backward(batch)
+    grads = {n: g[0].asnumpy() for n, g in zip(mod._exec_group.param_names, mod._exec_group.grad_arrays)}
+    mod.update()
+    after = mod.get_params()[0]
+    for k in before:  # rescale_grad defaults to 1/batch_size, as in MXNet
+        np.testing.assert_allclose(after[k].asnumpy(), before[k] - 0.1 * grads[k] / 16, rtol=1e-5, atol=1e-7)
+
+
+def test_two_devices_train_like_one():
+    x, y = toy_data(n=32)
+    results = []
+    for ctx in ([mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]):
+        mx.random.seed(0)
+        mod = mx.mod.Module(mlp(), context=ctx)
+        mod.bind(data_shapes=[("data", (32, 5))], label_shapes=[("softmax_label", (32,))])
+        mod.init_params(mx.init.Constant(0.05))
+        mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.3, "momentum": 0.9})
+        for _ in range(3):
+            mod.forward_backward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
+            mod.update()
+        results.append({k: v.asnumpy() for k, v in mod.get_params()[0].items()})
+    for k in results[0]:
+        np.testing.assert_allclose(results[1][k], results[0][k], rtol=1e-5, atol=1e-6)
+
+
+def test_checkpoint_round_trip_with_optimizer_states(tmp_path):
+    x, y = toy_data(n=32)
+    train = mx.io.NDArrayIter(x, y, batch_size=16)
+    mod = mx.mod.Module(mlp(), context=mx.cpu())
+    mod.fit(train, num_epoch=2, optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    prefix = str(tmp_path / "mlp")
+    mod.save_checkpoint(prefix, 2, save_optimizer_states=True)
+    loaded = mx.mod.Module.load(prefix, 2, load_optimizer_states=True, context=mx.cpu())
+    loaded.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
+    loaded.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    for k, v in mod.get_params()[0].items():
+        np.testing.assert_array_equal(loaded.get_params()[0][k].asnumpy(), v.asnumpy())
+    # continuing training from the checkpoint gives the same step as the original module
+    batch = mx.io.DataBatch([mx.nd.array(x[:16])], [mx.nd.array(y[:16])])
+    for m in (mod, loaded):
+        m.forward_backward(batch)
+        m.update()
+    for k, v in mod.get_params()[0].items():
+        np.testing.assert_allclose(loaded.get_params()[0][k].asnumpy(), v.asnumpy(), rtol=1e-6)
+
+
+def test_module_errors():
+    with pytest.raises(ValueError, match="input with name 'dat' is not found"):
+        mx.mod.Module(mlp(), data_names=("dat",))
+    mod = mx.mod.Module(mlp())
+    with pytest.raises(mx.base.MXNetError, match="bound"):
+        mod.get_params()
+    with pytest.raises(mx.base.MXNetError, match="don't match names"):
+        mod.bind(data_shapes=[("x", (4, 5))], label_shapes=[("softmax_label", (4,))])
+
+
+def _lm_sym_gen(vocab=12, hidden=8):
+    def sym_gen(seq_len):
+        data = mx.sym.Variable("data")
+        label = mx.sym.Variable("softmax_label")
+        embed = mx.sym.Embedding(data, input_dim=vocab, output_dim=6, name="embed")
+        steps = mx.sym.SliceChannel(embed, num_outputs=seq_len, axis=1, squeeze_axis=True, name="slice")
+        h = None
+        outs = []
+        w_i, b_i, w_h = mx.sym.Variable("i2h_weight"), mx.sym.Variable("i2h_bias"), mx.sym.Variable("h2h_weight")
+        for t in range(seq_len):
+            x = mx.sym.FullyConnected(steps[t], num_hidden=hidden, weight=w_i, bias=b_i, name=f"t{t}_i2h")
+            if h is not None:
+                x = x + mx.sym.FullyConnected(h, num_hidden=hidden, weight=w_h, no_bias=True, name=f"t{t}_h2h")
+            h = mx.sym.Activation(x, act_type="tanh", name=f"t{t}_h")
+            outs.append(mx.sym.expand_dims(h, axis=1))
+        out = mx.sym.Concat(*outs, dim=1) if seq_len > 1 else outs[0]
+        pred = mx.sym.FullyConnected(mx.sym.Reshape(out, shape=(-1, hidden)), num_hidden=vocab, name="pred")
+        sm = mx.sym.SoftmaxOutput(pred, mx.sym.Reshape(label, shape=(-1,)), name="softmax", use_ignore=True,
+                                  ignore_label=0)
+        return sm, ("data",), ("softmax_label",)
+    return sym_gen
+
+
+def test_bucketing_module_shares_one_store_and_compiles_per_bucket():
+    rng = np.random.default_rng(0)
+    sentences = [list(rng.integers(1, 12, size=rng.integers(2, 9))) for _ in range(200)]
+    it = mx.rnn.BucketSentenceIter(sentences, 8, buckets=[3, 5, 8], invalid_label=0)
+    mod = mx.mod.BucketingModule(_lm_sym_gen(), default_bucket_key=it.default_bucket_key, context=mx.cpu())
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params(mx.init.Xavier())
+    ppl0 = mod.score(it, mx.metric.Perplexity(0))[0][1]
+    it.reset()  # as in MXNet, score() leaves the iterator at its end
+    with mx.compile.count_compiles() as n:
+        mod.fit(it, num_epoch=3, eval_metric=mx.metric.Perplexity(0), optimizer="sgd",
+                optimizer_params={"learning_rate": 0.5})
+    buckets = mod.buckets
+    assert set(buckets) == {3, 5, 8}
+    stores = {id(m._exec_group.store) for m in buckets.values()}
+    assert len(stores) == 1, "every bucket holds the default bucket's parameter store"
+    w = buckets[8]._exec_group.param_arrays[0][0]
+    assert all(m._exec_group.param_arrays[0][0] is w for m in buckets.values())
+    assert n() <= 3, "one training executable per bucket (scoring ones were compiled before)"
+    ppl = mod.score(it, mx.metric.Perplexity(0))[0][1]
+    assert np.isfinite(ppl) and ppl < ppl0

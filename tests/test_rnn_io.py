@@ -1,0 +1,141 @@
+"""mx.io iterators and mx.rnn's sentence bucketing, against MXNet 1.9.1 golden data."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import jbind as mx
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+sys.path.insert(0, GOLDEN)
+import rnn_cases as rc  # noqa: E402
+
+with open(os.path.join(GOLDEN, "rnn", "io.json")) as _f:
+    IO = json.load(_f)
+
+
+@pytest.mark.parametrize("name", sorted(IO["encode"]))
+def test_encode_sentences_matches_mxnet(name):
+    args = {"default": (rc.WORDS, {}), "invalid0": (rc.WORDS, {"invalid_label": 0, "start_label": 0}),
+            "unknown": (rc.WORDS[2:], {"vocab": {"the": 5, "cat": 6}, "unknown_token": "<unk>"})}[name]
+    res, vocab = mx.rnn.encode_sentences(args[0], **args[1])
+    assert [res, vocab] == IO["encode"][name]
+
+
+def test_encode_sentences_refuses_unknown_tokens_with_a_fixed_vocab():
+    with pytest.raises(AssertionError, match="Unknown token dog"):
+        mx.rnn.encode_sentences([["cat", "dog"]], vocab={"cat": 1})
+
+
+def test_golden_sentences_are_the_same():
+    assert rc.sentences() == IO["sentences"]
+
+
+@pytest.mark.parametrize("name", sorted(rc.BUCKET_ITERS))
+def test_bucket_sentence_iter_matches_mxnet(name, capsys):
+    want = IO["bucket"][name]
+    rc.seed_all(11)
+    it = mx.rnn.BucketSentenceIter(rc.sentences(), **rc.BUCKET_ITERS[name])
+    assert "WARNING: discarded" in capsys.readouterr().out
+    assert it.buckets == want["buckets"]
+    assert it.default_bucket_key == want["default_bucket_key"]
+    assert rc.describe(it.provide_data) == want["provide_data"]
+    assert rc.describe(it.provide_label) == want["provide_label"]
+    assert rc.record_batches(it, epochs=2) == want["epochs"]
+
+
+def test_bucket_sentence_iter_pads_shifts_labels_and_transposes():
+    sents = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], [12, 13, 14, 15, 16, 17]]
+    it = mx.rnn.BucketSentenceIter(sents, batch_size=2, buckets=[3, 5], invalid_label=-1, layout="TN")
+    assert it.buckets == [3, 5] and it.default_bucket_key == 5
+    assert it.provide_data[0].shape == (5, 2) and it.provide_data[0].layout == "TN"
+    batches = {b.bucket_key: b for b in it}
+    assert sorted(batches) == [3]  # bucket 5 holds one sentence: no full batch; one discarded
+    data, label = batches[3].data[0].asnumpy(), batches[3].label[0].asnumpy()
+    assert data.shape == (3, 2) and batches[3].pad == 0
+    rows = sorted(map(tuple, data.T.tolist()))
+    assert rows == [(1, 2, 3), (4, 5, -1)]
+    for d, lb in zip(data.T, label.T):
+        np.testing.assert_array_equal(lb, np.append(d[1:], -1))
+    with pytest.raises(ValueError, match="Invalid layout"):
+        mx.rnn.BucketSentenceIter(sents, batch_size=2, buckets=[3, 5], layout="TC")
+
+
+@pytest.mark.parametrize("name", sorted(rc.ND_ITERS))
+def test_ndarray_iter_matches_mxnet(name):
+    want = IO["nd"][name]
+    rc.seed_all(5)
+    it = rc.nd_iter(mx, **rc.ND_ITERS[name])
+    assert rc.describe(it.provide_data) == want["provide_data"]
+    assert rc.describe(it.provide_label) == want["provide_label"]
+    assert rc.record_batches(it) == want["epochs"]
+
+
+def test_resize_iter_matches_mxnet():
+    want = IO["nd"]["resize"]
+    rc.seed_all(5)
+    it = mx.io.ResizeIter(rc.nd_iter(mx, 10, batch_size=3, last_batch_handle="discard"), 5)
+    assert rc.describe(it.provide_data) == want["provide_data"]
+    assert rc.record_batches(it, epochs=2) == want["epochs"]
+
+
+def test_ndarray_iter_pad_discard_roll_over():
+    data = np.arange(5, dtype=np.float32)[:, None]
+
+    def epoch(it):
+        return [(b.data[0].asnumpy()[:, 0].tolist(), b.pad) for b in it]
+
+    it = mx.io.NDArrayIter(data, batch_size=2, last_batch_handle="pad")
+    assert epoch(it) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1)]
+    it = mx.io.NDArrayIter(data, batch_size=2, last_batch_handle="discard")
+    assert epoch(it) == [([0, 1], 0), ([2, 3], 0)]
+    it.reset()
+    assert epoch(it) == [([0, 1], 0), ([2, 3], 0)]
+    it = mx.io.NDArrayIter(data, batch_size=2, last_batch_handle="roll_over")
+    assert epoch(it) == [([0, 1], 0), ([2, 3], 0)]
+    it.reset()
+    assert epoch(it) == [([4, 0], 1), ([1, 2], 0), ([3, 4], 0)]
+    it.hard_reset()
+    assert epoch(it)[0] == ([0, 1], 0)
+
+
+def test_ndarray_iter_names_and_dtypes():
+    it = mx.io.NDArrayIter({"b": np.zeros((4, 3), np.int32), "a": mx.nd.zeros((4,), dtype="int32")},
+                           [np.zeros(4), np.ones(4)], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["a", "b"]
+    assert [d.dtype for d in it.provide_data] == [np.int32, np.float32]  # numpy becomes float32, as MXNet
+    assert [d.name for d in it.provide_label] == ["_0_softmax_label", "_1_softmax_label"]
+    assert it.provide_data[1].shape == (2, 3) and it.provide_data[1].layout == "NCHW"
+    batch = next(iter(it))
+    assert batch.index is None and batch.provide_data is None and len(batch.label) == 2
+    assert str(batch) == "DataBatch: data shapes: [(2,), (2, 3)] label shapes: [(2,), (2,)]"
+    with pytest.raises(ValueError, match="last_batch_handle"):
+        mx.io.NDArrayIter(np.zeros(3), last_batch_handle="wrap")
+
+
+def test_data_desc_and_base_iter():
+    d = mx.io.DataDesc("data", (2, 3))
+    assert d == ("data", (2, 3)) and d.dtype is np.float32 and d.layout == "NCHW"
+    assert repr(d) == "DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]"
+    assert mx.io.DataDesc.get_batch_axis("TNC") == 1 and mx.io.DataDesc.get_batch_axis(None) == 0
+    descs = mx.io.DataDesc.get_list([("a", (1,)), ("b", (2,))], [("a", np.int32), ("b", np.float16)])
+    assert [(x.name, x.shape, x.dtype) for x in descs] == [("a", (1,), np.int32), ("b", (2,), np.float16)]
+
+    class Two(mx.io.DataIter):
+        def __init__(self):
+            super().__init__(batch_size=1)
+            self.n = 0
+
+        def iter_next(self):
+            self.n += 1
+            return self.n <= 2
+
+        def getdata(self):
+            return [mx.nd.ones((1,)) * self.n]
+
+    batches = list(Two())
+    assert [b.data[0].asscalar() for b in batches] == [1, 2] and batches[0].index is None
+    with pytest.raises(TypeError):
+        mx.io.DataBatch(mx.nd.ones((1,)))
