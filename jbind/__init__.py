@@ -1,4 +1,6 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
+import logging as _logging
+
 from . import base, compile, name, ops, random  # noqa: F401
 from . import ndarray, symbol
 from . import io, rnn  # noqa: F401
@@ -15,6 +17,8 @@ from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .executor import Executor
 
 compile.enable_from_env()
+# JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.
+_logging.getLogger("jax._src.xla_bridge").setLevel(_logging.WARNING)
 
 __version__ = "0.1.0"
 __all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",
