@@ -53,6 +53,7 @@ class Limited(mx.io.DataIter):
         self.it, self.n, self.i = it, n, 0
         self.provide_data, self.provide_label = it.provide_data, it.provide_label
         self.default_bucket_key = it.default_bucket_key
+        self.buckets = it.buckets  # lets BucketingModule.fit precompile every bucket
 
     def reset(self):
         self.i = 0

@@ -141,3 +141,60 @@ def test_bucketing_module_shares_one_store_and_compiles_per_bucket():
     assert n() <= 3, "one training executable per bucket (scoring ones were compiled before)"
     ppl = mod.score(it, mx.metric.Perplexity(0))[0][1]
     assert np.isfinite(ppl) and ppl < ppl0
+
+
+def test_fused_step_equals_separate_calls():
+    """fit's one-call training step gives the numbers of forward_backward + update."""
+    x, y = toy_data(n=16)
+    results = []
+    for fused in (False, True):
+        mod = mx.mod.Module(mlp(), context=mx.cpu())
+        mod.bind(data_shapes=[("data", (16, 5))], label_shapes=[("softmax_label", (16,))])
+        mod.init_params(mx.init.Constant(0.1))
+        mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.2, "momentum": 0.9, "wd": 1e-3})
+        batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
+        for _ in range(3):
+            if fused:
+                assert mod._can_fuse()
+                mod.train_step(batch)
+            else:
+                mod.forward_backward(batch)
+                mod.update()
+        results.append((mod.get_params()[0], mod.get_outputs()[0].asnumpy(), mod._updater.get_states()))
+    for k in results[0][0]:
+        np.testing.assert_allclose(results[1][0][k].asnumpy(), results[0][0][k].asnumpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_step_does_not_invalidate_arrays_the_user_holds():
+    x, y = toy_data(n=16)
+    mod = mx.mod.Module(mlp(), context=mx.cpu())
+    mod.bind(data_shapes=[("data", (16, 5))], label_shapes=[("softmax_label", (16,))])
+    mine = {"fc1_weight": mx.nd.ones((16, 5)) * 0.1}
+    mod.init_params(mx.init.Constant(0.1), arg_params=mine, allow_missing=True)
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.2})
+    held = mod.get_params()[0]["fc2_weight"]
+    exe_copy = mod._exec_group.execs[0].arg_dict["fc2_weight"].copy()
+    for _ in range(2):
+        mod.train_step(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
+    np.testing.assert_allclose(mine["fc1_weight"].asnumpy(), 0.1)
+    assert held.asnumpy().shape == (3, 16)
+    np.testing.assert_allclose(exe_copy.asnumpy(), 0.1)  # taken before the steps, still readable
+
+
+def test_precompile_compiles_every_bucket_once_ahead_of_time():
+    rng = np.random.default_rng(1)
+    sentences = [list(rng.integers(1, 12, size=rng.integers(2, 9))) for _ in range(120)]
+    it = mx.rnn.BucketSentenceIter(sentences, 8, buckets=[3, 5, 8], invalid_label=0)
+    mod = mx.mod.BucketingModule(_lm_sym_gen(hidden=7), default_bucket_key=it.default_bucket_key)
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    with mx.compile.count_compiles() as n:
+        seconds = mod.precompile(it.buckets, wait=True).wait()
+    assert sorted(seconds) == [3, 5, 8] and n() == 3
+    with mx.compile.count_compiles() as n:
+        for batch in it:
+            mod.train_step(batch)
+    assert n() == 0, "no batch waits for the compiler after precompile"
+    assert mod.buckets[3]._exec_group.store is mod.buckets[8]._exec_group.store

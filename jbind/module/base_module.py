@@ -131,6 +131,7 @@ class BaseModule:
         self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
                          allow_missing=allow_missing, force_init=force_init)
         self.init_optimizer(kvstore=kvstore, optimizer=optimizer, optimizer_params=optimizer_params)
+        self._before_training(train_data)
         if validation_metric is None:
             validation_metric = eval_metric
         eval_metric = _create_metric(eval_metric)
@@ -182,6 +183,9 @@ class BaseModule:
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         pass
+
+    def _before_training(self, train_data):
+        """Hook run by fit() once the optimizer exists (BucketingModule precompiles here)."""
 
     # --- parameters ----------------------------------------------------------------------
     def save_params(self, fname):

@@ -170,6 +170,53 @@ class BucketingModule(BaseModule):
                 mod.borrow_optimizer(self._curr_module)
         self.optimizer_initialized = True
 
+    def _bucket_shapes(self, key):
+        """A bucket's data and label shapes: the default bucket's, with its key's dims replaced."""
+        default = self._buckets[self._default_bucket_key]
+
+        def swap(desc):
+            layout = getattr(desc, "layout", None) or ""
+            if "T" in layout:  # the time axis of an NT / TN / NTC layout
+                axes = [layout.index("T")]
+            else:  # every non-batch axis equal to the default key
+                batch = layout.index("N") if "N" in layout else 0
+                axes = [i for i, d in enumerate(desc.shape) if d == self._default_bucket_key and i != batch]
+            shape = list(desc.shape)
+            for a in axes:
+                shape[a] = key
+            return (desc.name, tuple(shape))
+        data = [swap(d) for d in default.data_shapes]
+        label = [swap(d) for d in (default.label_shapes or [])]
+        return data, label or None
+
+    def precompile(self, bucket_keys, shapes_fn=None, wait=False):
+        """Bind every bucket in `bucket_keys` and compile its training step on background
+        threads (jbind extension). `shapes_fn(key) -> (data_shapes, label_shapes)` gives a
+        bucket's shapes; by default the default bucket's shapes with the key's dims replaced
+        (right for (batch, seq_len) buckets). Returns a PrecompileJob; `wait=True` waits."""
+        from .precompile import PrecompileJob
+        if not self.binded:
+            raise MXNetError("bind the module before precompile()")
+        current = self._curr_bucket_key
+        modules = {}
+        for key in bucket_keys:
+            data, label = shapes_fn(key) if shapes_fn is not None else self._bucket_shapes(key)
+            self.switch_bucket(key, data, label)
+            if self.optimizer_initialized and not self._curr_module.optimizer_initialized:
+                self._curr_module.borrow_optimizer(self._buckets[self._default_bucket_key])
+            modules[key] = self._curr_module
+        self.switch_bucket(current, None, None)
+        job = PrecompileJob(modules, logger=self.logger)
+        if wait:
+            job.wait()
+        self._precompile_job = job
+        return job
+
+    def _before_training(self, train_data):
+        keys = getattr(train_data, "buckets", None)
+        if keys:
+            self.precompile(sorted(set(keys), reverse=True))
+
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Bind the next batch's bucket ahead of time (as MXNet does)."""
         if not self.binded:

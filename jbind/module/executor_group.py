@@ -275,6 +275,8 @@ def _average(block, out):
     avg = total / len(block) if len(block) > 1 else total
     cpu = jax.devices("cpu")[0]
     avg = jax.device_put(avg, cpu)
+    if avg is block[0]._data:
+        avg = avg.copy()  # a snapshot: the device's buffer may be donated to the next step
     if out is None:
         return NDArray(avg)
     out[:] = NDArray(avg)

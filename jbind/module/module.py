@@ -320,6 +320,10 @@ class Module(BaseModule):
     def forward(self, data_batch, is_train=None):
         self._need("binded")
         self._need("params_initialized")
+        self._reshape_for(data_batch)
+        self._exec_group.forward(data_batch, is_train)
+
+    def _reshape_for(self, data_batch):
         curr = tuple(d.shape for d in self._data_shapes)
         new = tuple(tuple(d.shape) for d in data_batch.data)
         if curr != new:
@@ -334,12 +338,69 @@ class Module(BaseModule):
             else:
                 new_lshape = None
             self.reshape(new_dshape, new_lshape)
-        self._exec_group.forward(data_batch, is_train)
 
     def backward(self, out_grads=None):
         self._need("binded")
         self._need("params_initialized")
         self._exec_group.backward(out_grads=out_grads)
+
+    def train_step(self, data_batch):
+        """forward_backward + update; one compiled call (the fused step) where possible."""
+        g = self._exec_group
+        if not self._can_fuse():
+            return super().train_step(data_batch)
+        from ..executor.step import run_step
+        self._load_batch(data_batch)
+        self._params_dirty = True
+        indices, positions, states = self._step_params()
+        lrs, wds, ts = self._optimizer.prepare(indices)
+        run_step(g.execs[0], self._optimizer, positions, states, lrs, wds, ts)
+
+    def _step_params(self):
+        """(optimizer indices, argument positions, optimizer-state handles) of trained parameters."""
+        g = self._exec_group
+        opt, updater = self._optimizer, self._updater
+        opt._set_current_context(self._context[0].device_id)
+        indices, positions, states = [], [], []
+        for i, (k, weights, grads) in enumerate(zip(g._p.param_idx, g.param_arrays, g.grad_arrays)):
+            if grads[0] is None:
+                continue
+            if i not in updater.states:
+                updater.states[i] = opt.create_state_multi_precision(i, weights[0])
+                updater.states_synced[i] = True
+            indices.append(i)
+            positions.append(k)
+            states.append(updater.states[i])
+        return indices, positions, states
+
+    def compile_training(self):
+        """Compile what a training step of this module runs (the fused step, or forward+backward);
+        returns seconds spent (0 if it was cached). Safe to call from a background thread."""
+        import time
+        from ..executor.step import compile_step
+        t0 = time.perf_counter()
+        if self._can_fuse():
+            _, positions, states = self._step_params()
+            compile_step(self._exec_group.execs[0], self._optimizer, positions, states)
+        else:
+            for e in self._exec_group.execs:
+                e._compiled("train")
+        return time.perf_counter() - t0
+
+    def _can_fuse(self) -> bool:
+        from ..executor.step import fusable
+        g = self._exec_group
+        return (self.optimizer_initialized and len(g.execs) == 1 and hasattr(self._optimizer, "step_tree")
+                and self._kvstore is None and fusable(g.execs[0]))
+
+    def _load_batch(self, data_batch):
+        """What forward() does before running: reshape if the batch's shapes changed, load slices."""
+        self._reshape_for(data_batch)
+        from .slicing import load_slices
+        g = self._exec_group
+        load_slices(data_batch.data, g.data_arrays, g.data_layouts, "data")
+        if g.label_arrays is not None and getattr(data_batch, "label", None):
+            load_slices(data_batch.label, g.label_arrays, g.label_layouts, "label")
 
     def update(self):
         """Apply the optimizer: gradients summed over devices, one update, every device's copy set."""

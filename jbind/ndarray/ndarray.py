@@ -95,7 +95,7 @@ class NDArray:
         self._data.block_until_ready()
 
     def copy(self) -> "NDArray":
-        return NDArray(self._data)  # the buffer is immutable: sharing it is a copy
+        return NDArray(self._data.copy())
 
     def copyto(self, other):
         if isinstance(other, NDArray):
