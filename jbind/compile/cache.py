@@ -64,10 +64,29 @@ class CompileCache:
         self.evictions = 0
         self.compile_seconds = 0.0
         self.miss_log: deque = deque(maxlen=256)
+        self._pinned: set = set()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def pinning(self):
+        """Keys looked up in this thread inside the block are pinned: never evicted."""
+        old = getattr(self._local, "pin", False)
+        self._local.pin = True
+        try:
+            yield
+        finally:
+            self._local.pin = old
+
+    def unpin_all(self):
+        with self._lock:
+            self._pinned.clear()
 
     def get(self, key: CacheKey, build: Callable[[], object]):
         """Return the entry for `key`, calling `build()` once if it is missing."""
+        pin = getattr(self._local, "pin", False)
         with self._lock:
+            if pin:
+                self._pinned.add(key)
             fn = self._entries.get(key)
             if fn is not None:
                 self._entries.move_to_end(key)
@@ -95,11 +114,18 @@ class CompileCache:
             del self._inflight[key]
             self.compile_seconds += dt
             self.miss_log.append(Miss(key, differs, dt))
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-                self.evictions += 1
+            self._evict()
         fut.set_result(fn)
         return fn
+
+    def _evict(self):
+        """Drop least recently used unpinned entries until within bounds."""
+        excess = len(self._entries) - self.max_entries
+        if excess <= 0:
+            return
+        for k in [k for k in self._entries if k not in self._pinned][:excess]:
+            del self._entries[k]
+            self.evictions += 1
 
     def _nearest_diff(self, key: CacheKey) -> str:
         best, score = None, -1
@@ -120,7 +146,7 @@ class CompileCache:
             self._entries.clear()
 
     def stats(self) -> dict:
-        return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
+        return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries), "pinned": len(self._pinned),
                 "evictions": self.evictions, "compile_seconds": self.compile_seconds,
                 "max_entries": self.max_entries}
 
@@ -143,7 +169,10 @@ def clear() -> None:
 
 
 def set_max_entries(n: int) -> None:
+    """Bound the number of compiled executables kept (pinned ones are never evicted)."""
     CACHE.max_entries = int(n)
+    with CACHE._lock:
+        CACHE._evict()
 
 
 @contextlib.contextmanager

@@ -19,7 +19,9 @@ class PrecompileJob:
         self._lock = threading.Lock()
 
     def _one(self, key, mod):
-        seconds = mod.compile_training()
+        from ..compile.cache import CACHE
+        with CACHE.pinning():  # declared buckets stay compiled whatever else is bound later
+            seconds = mod.compile_training()
         if seconds > 0.05:
             self._logger.info("precompiled bucket %s in %.2f s", key, seconds)
         return seconds

@@ -56,6 +56,15 @@ def load(fname: str) -> Symbol:
 
 
 def _from_doc(doc, where: str) -> Symbol:
+    try:
+        return _build(doc, where)
+    except MXNetError:
+        raise
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
+        raise MXNetError(f"{where}: malformed symbol JSON ({type(e).__name__}: {e})") from None
+
+
+def _build(doc, where: str) -> Symbol:
     if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list) or "heads" not in doc:
         raise MXNetError(f"{where}: not an MXNet symbol JSON (needs 'nodes' and 'heads')")
     built: list[Node] = []
