@@ -63,3 +63,24 @@ def test_zero_dim_arrays_save_as_shape_1(tmp_path):
     f = str(tmp_path / "a.params")
     mx.nd.save(f, [mx.nd.NDArray(mx.nd.array([3.0])._data.reshape(()))])
     assert mx.nd.load(f)[0].shape == (1,)
+
+
+def test_rnn_misuse_raises_an_error_that_is_also_an_assertion():
+    """Where mx.rnn asserts, jbind raises mx.rnn.RNNError: both an MXNetError and an AssertionError."""
+    assert issubclass(mx.rnn.RNNError, mx.base.MXNetError) and issubclass(mx.rnn.RNNError, AssertionError)
+
+
+def test_multi_precision_is_accepted_and_ignored():
+    """Optimizers accept multi_precision / lazy_update and ignore them (state keeps the weight's dtype)."""
+    opt = mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True)
+    w = mx.nd.ones((2,), dtype="float16")
+    state = opt.create_state(0, w)
+    assert state.dtype == np.float16
+
+
+def test_dcasgd_with_momentum_runs():
+    """DCASGD with momentum applies the documented rule (MXNet 1.9.1 crashes on it)."""
+    opt = mx.optimizer.create("dcasgd", learning_rate=0.1, momentum=0.9)
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    opt.update(0, w, g, opt.create_state(0, w))
+    assert np.all(w.asnumpy() < 1)
