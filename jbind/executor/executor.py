@@ -137,6 +137,10 @@ class Executor:
         else:
             grads, new_aux = self._pending
         self._pending = None
+        self._publish(grads, new_aux)
+
+    def _publish(self, grads, new_aux):
+        """Hand a training step's gradients and aux states to their handles."""
         it = iter(grads)
         for k, d in enumerate(self._diff):
             if d:

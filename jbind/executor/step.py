@@ -121,12 +121,7 @@ def run_step(exe, opt, param_pos, state_handles, lrs, wds, ts):
     exe._set_outputs(outs)
     exe._pending = None
     exe._last = None
-    it = iter(grads)
-    for k, d in enumerate(exe._diff):
-        if d:
-            exe.grad_arrays[k]._data = next(it)
-    for h, a in zip(exe.aux_arrays, new_aux):
-        h._data = a
+    exe._publish(grads, new_aux)
     for k, w in zip(param_pos, new_params):
         exe.arg_arrays[k]._data = w
         _OWNED[id(w)] = w

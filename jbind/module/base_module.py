@@ -188,6 +188,21 @@ class BaseModule:
         """Hook run by fit() once the optimizer exists (BucketingModule precompiles here)."""
 
     # --- parameters ----------------------------------------------------------------------
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False):
+        """Assign parameter and aux values (MXNet's rules: without allow_missing, every one is needed)."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            import warnings
+            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.",
+                          stacklevel=2)
+            return
+        self._assign_params(arg_params, aux_params, allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
     def save_params(self, fname):
         """Save parameters as MXNet's `arg:`/`aux:` NDArray dict."""
         from ..ndarray import save
