@@ -11,14 +11,26 @@ import argparse
 import logging
 import os
 import sys
+import time
 
-import jbind as mx
+if "--contexts" in sys.argv:  # several CPU devices must be requested before JAX starts
+    _n = sys.argv[sys.argv.index("--contexts") + 1]
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={_n}"
+if "--cache-dir" in sys.argv:
+    os.environ["JBIND_CACHE_DIR"] = sys.argv[sys.argv.index("--cache-dir") + 1]
+
+import jbind as mx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 parser = argparse.ArgumentParser(description="Train an RNN language model with bucketing",
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-parser.add_argument("--data-dir", type=str, default=os.path.join(HERE, "data", "fortunes"))
+parser.add_argument("--data", type=str, default=os.path.join(HERE, "data", "fortunes", "train.txt"),
+                    help="training corpus, one sentence per line")
+parser.add_argument("--valid-data", type=str, default=os.path.join(HERE, "data", "fortunes", "valid.txt"))
+parser.add_argument("--contexts", type=int, default=1, help="number of CPU devices (data parallel)")
+parser.add_argument("--cache-dir", type=str, default=None, help="persistent compilation cache directory")
+parser.add_argument("--plot", type=str, default=None, help="write a PNG of perplexity per epoch")
 parser.add_argument("--num-layers", type=int, default=2, help="number of stacked RNN layers")
 parser.add_argument("--num-hidden", type=int, default=200, help="hidden layer size")
 parser.add_argument("--num-embed", type=int, default=200, help="embedding layer size")
@@ -72,10 +84,8 @@ def main():
     buckets = [int(b) for b in args.buckets.split(",")]
     start_label = 1
     invalid_label = 0
-    train_sent, vocab = tokenize_text(os.path.join(args.data_dir, "train.txt"), start_label=start_label,
-                                      invalid_label=invalid_label)
-    val_sent, _ = tokenize_text(os.path.join(args.data_dir, "valid.txt"), vocab=vocab, start_label=start_label,
-                                invalid_label=invalid_label)
+    train_sent, vocab = tokenize_text(args.data, start_label=start_label, invalid_label=invalid_label)
+    val_sent, _ = tokenize_text(args.valid_data, vocab=vocab, start_label=start_label, invalid_label=invalid_label)
     data_train = mx.rnn.BucketSentenceIter(train_sent, args.batch_size, buckets=buckets,
                                            invalid_label=invalid_label)
     data_val = mx.rnn.BucketSentenceIter(val_sent, args.batch_size, buckets=buckets, invalid_label=invalid_label)
@@ -101,8 +111,11 @@ def main():
 
     if args.gpus:
         contexts = [mx.gpu(int(i)) for i in args.gpus.split(",")]
+    elif args.contexts > 1:
+        contexts = [mx.cpu(i) for i in range(args.contexts)]
     else:
         contexts = mx.cpu(0)
+    report = Report(args.batch_size)
 
     model = mx.mod.BucketingModule(sym_gen=sym_gen, default_bucket_key=data_train.default_bucket_key,
                                    context=contexts)
@@ -110,7 +123,48 @@ def main():
               kvstore=args.kv_store, optimizer=args.optimizer,
               optimizer_params={"learning_rate": args.lr, "momentum": args.mom, "wd": args.wd},
               initializer=mx.init.Xavier(factor_type="in", magnitude=2.34), num_epoch=args.num_epochs,
-              batch_end_callback=mx.callback.Speedometer(args.batch_size, args.disp_batches, auto_reset=False))
+              batch_end_callback=[mx.callback.Speedometer(args.batch_size, args.disp_batches, auto_reset=False),
+                                  report.batch],
+              epoch_end_callback=report.epoch, eval_end_callback=report.validation)
+    report.summary(model, args.plot)
+
+
+class Report:
+    """Tokens/s per epoch (padding counted, as MXNet's Speedometer), perplexities, compile report."""
+
+    def __init__(self, batch_size):
+        self.batch_size, self.tokens, self.t0 = batch_size, 0, time.time()
+        self.train, self.valid = [], []
+
+    def batch(self, param):
+        self.tokens += int(param.locals["data_batch"].data[0].size)
+
+    def epoch(self, epoch, symbol, arg_params, aux_params):
+        dt = time.time() - self.t0
+        logging.info("Epoch[%d] %d tokens in %.1f s: %.0f tokens/s", epoch, self.tokens, dt, self.tokens / dt)
+        self.tokens, self.t0 = 0, time.time()
+
+    def validation(self, param):
+        self.valid.append(param.eval_metric.get()[1])
+
+    def summary(self, model, plot):
+        stats = mx.compile.stats()
+        logging.info("compile report: %d executables compiled in %.1f s, %d cache hits",
+                     stats["misses"], stats["compile_seconds"], stats["hits"])
+        if plot:
+            try:
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise SystemExit("--plot needs matplotlib: pip install 'jbind[bench]'")
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ax.plot(range(1, len(self.valid) + 1), self.valid, marker="o", label="validation")
+            ax.set_xlabel("epoch")
+            ax.set_ylabel("perplexity")
+            ax.legend()
+            fig.savefig(plot, dpi=100)
+            logging.info("wrote %s", plot)
 
 
 if __name__ == "__main__":

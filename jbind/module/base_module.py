@@ -115,10 +115,14 @@ class BaseModule:
             batch_end_callback=None, kvstore="local", optimizer="sgd", optimizer_params=(("learning_rate", 0.01),),
             eval_end_callback=None, eval_batch_end_callback=None, initializer=None, arg_params=None,
             aux_params=None, allow_missing=False, force_rebind=False, force_init=False, begin_epoch=0,
-            num_epoch=None, validation_metric=None, monitor=None, sparse_row_id_fn=None):
+            num_epoch=None, validation_metric=None, monitor=None, sparse_row_id_fn=None, progress=None):
         """MXNet's training loop: bind, init params and optimizer, then per batch
         forward_backward, update, update_metric and callbacks; per epoch log, sync params,
-        epoch_end_callback and score on `eval_data`."""
+        epoch_end_callback and score on `eval_data`.
+
+        `progress` (jbind extension): show a tqdm bar per epoch; by default only when
+        standard error is a terminal.
+        """
         if num_epoch is None:
             raise MXNetError("please specify number of epochs")
         if initializer is None:
@@ -142,6 +146,7 @@ class BaseModule:
             data_iter = iter(train_data)
             end_of_batch = False
             next_data_batch = next(data_iter)
+            bar = _progress_bar(progress, epoch, train_data)
             while not end_of_batch:
                 data_batch = next_data_batch
                 self.train_step(data_batch)
@@ -159,6 +164,10 @@ class BaseModule:
                     for cb in _as_list(batch_end_callback):
                         cb(params)
                 nbatch += 1
+                if bar is not None:
+                    bar.update(1)
+            if bar is not None:
+                bar.close()
             for name, val in eval_metric.get_global_name_value() if hasattr(eval_metric, "get_global_name_value") \
                     else eval_metric.get_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
@@ -228,6 +237,17 @@ class BaseModule:
     @property
     def symbol(self):
         return self._symbol
+
+
+def _progress_bar(progress, epoch, train_data):
+    import sys
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    from tqdm import tqdm
+    total = getattr(train_data, "num_batches", None)
+    return tqdm(total=total, desc=f"Epoch[{epoch}]", unit="batch", leave=False)
 
 
 class _SimpleBatch:
