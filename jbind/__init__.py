@@ -5,6 +5,7 @@ from . import base, compile, name, ops, random  # noqa: F401
 from . import ndarray, symbol
 from . import io, rnn  # noqa: F401
 from . import model
+from . import export  # noqa: F401
 from . import callback, module
 from . import module as mod
 from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
