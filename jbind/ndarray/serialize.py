@@ -263,7 +263,7 @@ def _canonical(a: np.ndarray) -> np.ndarray:
     dt = jax.dtypes.canonicalize_dtype(a.dtype)
     if dt == a.dtype:
         return a
-    with np.errstate(over="ignore"):
+    with np.errstate(all="ignore"):
         return a.astype(dt)
 
 
