@@ -21,6 +21,7 @@ from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
+from ..symbol.rolled import cache_suffix
 
 
 class Executor:
@@ -53,12 +54,13 @@ class Executor:
 
     # --- compiled functions -----------------------------------------------------------
     def _compiled(self, mode: str):
-        fn = self._fns.get(mode)
+        tag = mode + cache_suffix()  # the loop-lowering switch picks another executable
+        fn = self._fns.get(tag)
         if fn is None:
             fp, shapes, dtypes, devs = self._key_parts
             req = tuple(zip(self._g.arg_names, self._grad_req)) if mode == "train" else ()
-            key = CacheKey(fp, shapes, dtypes, req, mode, devs)
-            fn = self._fns[mode] = CACHE.get(key, lambda: self._build(mode))
+            key = CacheKey(fp, shapes, dtypes, req, tag, devs)
+            fn = self._fns[tag] = CACHE.get(key, lambda: self._build(mode))
         return fn
 
     def _spec(self, h):

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError
+from . import rolled
 from .graph import Graph
 
 
@@ -32,6 +33,9 @@ def make_forward(g: Graph, shapes=None):
            n.op.specialize([shapes[g.offsets[i] + k] for k in range(n.num_outputs())]) if shapes else n.op
            for i, n in enumerate(g.nodes)]
 
+    op_nodes = [i for i, op in enumerate(ops) if op is not None]
+    loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() else None
+
     def forward(args, aux, key, is_train):
         vals = [None] * g.num_entries
         for vi, k in arg_pos.items():
@@ -39,10 +43,9 @@ def make_forward(g: Graph, shapes=None):
         for vi, k in aux_pos.items():
             vals[g.offsets[vi]] = aux[k]
         new_aux = list(aux)
-        for ni, node in enumerate(g.nodes):
-            op = ops[ni]
-            if op is None:
-                continue
+
+        def lower_node(ni):
+            node, op = g.nodes[ni], ops[ni]
             entries = g.in_entries[ni]
             nargs = node.num_args()
             ins = [vals[e] for e in entries[:nargs]]
@@ -59,6 +62,12 @@ def make_forward(g: Graph, shapes=None):
                 vals[off + k] = o
             for k, v in zip(aux_of[ni], upd):
                 new_aux[k] = v
+
+        if loops is not None:  # recurrences as lax.scan (rolled.py), the rest node by node
+            loops.run(vals, key, is_train, lower_node, ops)
+        else:
+            for ni in op_nodes:
+                lower_node(ni)
         return tuple(vals[e] for e in g.heads), tuple(new_aux)
 
     return forward
