@@ -203,9 +203,10 @@ class BucketingModule(BaseModule):
         return job
 
     def _before_training(self, train_data):
+        # Precompile the other buckets once the first batch has its own executable, so
+        # the first batch does not share the CPU with every other bucket's compile.
         keys = getattr(train_data, "buckets", None)
-        if keys:
-            self.precompile(sorted(set(keys), reverse=True))
+        self._pending_precompile = sorted(set(keys), reverse=True) if keys else None
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Bind the next batch's bucket ahead of time (as MXNet does)."""
@@ -235,6 +236,10 @@ class BucketingModule(BaseModule):
         self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
         self._params_dirty = True
         self._curr_module.train_step(data_batch)
+        keys = getattr(self, "_pending_precompile", None)
+        if keys:
+            self._pending_precompile = None
+            self.precompile(keys)
 
     def get_outputs(self, merge_multi_context=True):
         return self._curr_module.get_outputs(merge_multi_context=merge_multi_context)

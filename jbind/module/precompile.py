@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import os
 import threading
 import time
 
@@ -10,7 +11,9 @@ import time
 class PrecompileJob:
     """Compiles run in the background; `wait()` returns {bucket_key: seconds}."""
 
-    def __init__(self, modules: dict, logger=logging, threads: int = 2):
+    def __init__(self, modules: dict, logger=logging, threads: int | None = None):
+        if threads is None:  # leave a core to training
+            threads = max(1, min(4, (os.cpu_count() or 2) - 1))
         self._logger = logger
         self._t0 = time.perf_counter()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="jbind-compile")
