@@ -373,3 +373,10 @@ class NDArrayIter(DataIter):
         np.random.shuffle(self.idx)
         self.data = [(k, _array(v.asnumpy()[self.idx], v.context)) for k, v in self.data]
         self.label = [(k, _array(v.asnumpy()[self.idx], v.context)) for k, v in self.label]
+
+
+def __getattr__(name):  # PrefetchingIter lives in jbind/prefetch.py (it needs this module)
+    if name == "PrefetchingIter":
+        from .prefetch import PrefetchingIter
+        return PrefetchingIter
+    raise AttributeError(name)

@@ -198,3 +198,21 @@ def test_precompile_compiles_every_bucket_once_ahead_of_time():
             mod.train_step(batch)
     assert n() == 0, "no batch waits for the compiler after precompile"
     assert mod.buckets[3]._exec_group.store is mod.buckets[8]._exec_group.store
+
+
+def test_training_input_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="no bucket holds any sentence"):
+        mx.rnn.BucketSentenceIter([], 4, buckets=[5])
+    with pytest.raises(ValueError, match="Cannot find optimizer nosuch"):
+        mx.optimizer.create("nosuch")
+    with pytest.raises(mx.base.MXNetError, match="cannot read symbol file .*nope-symbol.json"):
+        mx.mod.Module.load(str(tmp_path / "nope"), 1)
+    # a checkpoint whose parameters do not fit the symbol it is bound to
+    mod = mx.mod.Module(mlp(classes=3))
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params(mx.init.Xavier())
+    prefix = str(tmp_path / "m")
+    mod.save_checkpoint(prefix, 1)
+    other = mx.mod.Module.load(prefix, 1)
+    with pytest.raises(mx.base.MXNetError, match=r"parameter 'fc1_weight'.*shape \(16, 5\).*shape \(16, 7\)"):
+        other.bind(data_shapes=[("data", (4, 7))], label_shapes=[("softmax_label", (4,))])

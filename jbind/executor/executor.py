@@ -187,16 +187,17 @@ class Executor:
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy values into this executor's argument and aux arrays (by name)."""
-        for name, value in arg_params.items():
-            if name in self.arg_dict:
-                self.arg_dict[name][:] = value
-            elif not allow_extra_params:
-                raise ValueError(f"Find name {name!r} that is not in the arguments")
-        for name, value in (aux_params or {}).items():
-            if name in self.aux_dict:
-                self.aux_dict[name][:] = value
-            elif not allow_extra_params:
-                raise ValueError(f"Find name {name!r} that is not in the auxiliary states")
+        for table, params, what in ((self.arg_dict, arg_params, "arguments"),
+                                    (self.aux_dict, aux_params or {}, "auxiliary states")):
+            for name, value in params.items():
+                if name not in table:
+                    if not allow_extra_params:
+                        raise ValueError(f"Find name {name!r} that is not in the {what}")
+                    continue
+                try:
+                    table[name][:] = value
+                except MXNetError as e:
+                    raise MXNetError(f"parameter {name!r}: {e}") from None
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs) -> "Executor":
         """A new executor for new input shapes, sharing every array whose shape is unchanged."""
