@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._memo import Memo
 from ..base import MXNetError, fmt_shape, np_dtype
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, cached_zeros
@@ -47,7 +48,7 @@ def _ctx(ctx) -> Context:
     return ctx if ctx is not None else current_context()
 
 
-_REQUESTS: dict = {}
+_REQUESTS = Memo(4096)
 
 
 def _request_key(sym, shapes, type_dict, grad_req):
@@ -85,11 +86,7 @@ def _simple_plan(sym, shapes, type_dict, grad_req) -> Plan:
     reqs = normalize_grad_req(grad_req, g.arg_names)
     plan = make_plan(sym, tuple(tuple(s) for s in arg_s + aux_s),
                      tuple(np.dtype(t).name for t in arg_t + aux_t), reqs)
-    if key is not None:
-        if len(_REQUESTS) > 4096:
-            _REQUESTS.clear()
-        _REQUESTS[key] = plan
-    return plan
+    return plan if key is None else _REQUESTS.put(key, plan)
 
 
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shared_arg_names=None,
@@ -165,14 +162,12 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
     for n, a, s in zip(g.aux_names, aux_list, aux_s):
         if a is not None and tuple(a.shape) != tuple(s):
             raise MXNetError(f"bind: aux state {n!r} has shape {a.shape} but the graph infers {tuple(s)}")
-    dev = ctx.jax_device
-    for i, (n, a) in enumerate(zip(g.aux_names, aux_list)):
+    for n, a in zip(g.aux_names, aux_list):
         if a is None:
             raise MXNetError(f"bind: no array given for aux state {n!r}")
     for n, a, gr in zip(g.arg_names, arg_list, grad_list):
         if gr is not None and gr.shape != a.shape:
             raise MXNetError(f"bind: gradient array for {n!r} has shape {gr.shape}, argument has {a.shape}")
-    del dev
     plan = make_plan(sym, tuple(a.shape for a in arg_list + aux_list),
                      tuple(np.dtype(a.dtype).name for a in arg_list + aux_list), reqs)
     return Executor(sym, ctx, arg_list, grad_list, aux_list, plan)

@@ -4,17 +4,14 @@ costs dictionary lookups, not inference."""
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
+from .._memo import Memo
 from ..symbol.graph import graph_of
 from ..symbol.infer import DTYPE, SHAPE, infer
 
-_PLANS: "OrderedDict[tuple, Plan]" = OrderedDict()
-_LIMIT = 4096
-_lock = threading.Lock()
+_PLANS = Memo(4096)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,8 +43,4 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
                 grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
                 tuple(np.dtype(t) for t in dtypes))
-    with _lock:
-        _PLANS[key] = plan
-        if len(_PLANS) > _LIMIT:
-            _PLANS.popitem(last=False)
-    return plan
+    return _PLANS.put(key, plan)

@@ -17,29 +17,25 @@ from .. import random as _random
 from ..compile.cache import CACHE, CacheKey
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_train
+from ..symbol.rolled import cache_suffix
 
 
 def fusable(exe) -> bool:
     return all(exe._loss_heads) and not any(exe._add) and any(exe._diff)
 
 
-def _tag(mode):
-    try:
-        from ..symbol.rolled import cache_suffix
-    except ImportError:
-        return mode
-    return mode + cache_suffix()
-
-
 def _compiled_step(exe, opt, param_pos, states):
-    tag = _tag("step:" + repr(opt.fingerprint()) + repr(param_pos))
-    fn = exe._fns.get(tag)
+    # Memoized on the executor by a tuple (cheap every step); the cache key's text is
+    # built only on the first step of a configuration.
+    memo = ("step", opt.fingerprint(), param_pos, cache_suffix())
+    fn = exe._fns.get(memo)
     if fn is not None:
         return fn
     fp, shapes, dtypes, devs = exe._key_parts
     req = tuple(zip(exe._g.arg_names, exe._grad_req))
+    tag = "step:" + repr(memo[1]) + repr(param_pos) + memo[3]
     key = CacheKey(fp, shapes, dtypes, req, tag, devs)
-    fn = exe._fns[tag] = CACHE.get(key, lambda: _build(exe, opt, param_pos, states))
+    fn = exe._fns[memo] = CACHE.get(key, lambda: _build(exe, opt, param_pos, states))
     return fn
 
 

@@ -6,11 +6,11 @@ plus handle creation: no inference, no compilation, no parameter memory.
 from __future__ import annotations
 
 import logging
-import threading
 
 import jax
 import numpy as np
 
+from .._memo import Memo
 from ..base import MXNetError, np_dtype
 from ..executor.bind import _simple_plan
 from ..executor.executor import Executor
@@ -19,8 +19,7 @@ from ..symbol.graph import graph_of
 from .param_store import ParamStore
 from .slicing import batch_axis, desc_list, load_slices, merge_outputs, split_input_slice
 
-_PLANS: dict = {}
-_lock = threading.Lock()
+_PLANS = Memo(4096)
 
 
 class _GroupPlan:
@@ -129,10 +128,7 @@ class DataParallelExecutorGroup:
             plan = _GroupPlan(self.symbol, self.contexts, self.workload, data_shapes, label_shapes,
                               self._param_names_arg, self.for_training, self.inputs_need_grad,
                               self.fixed_param_names, self._grad_req_arg, self.state_names)
-            with _lock:
-                if len(_PLANS) > 4096:
-                    _PLANS.clear()
-                _PLANS[key] = plan
+            _PLANS.put(key, plan)
         return plan
 
     def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
@@ -198,13 +194,15 @@ class DataParallelExecutorGroup:
             out_grads = []
         for i, e in enumerate(self.execs):
             sl = self.slices[i]
-            grads = [_slice(g, sl, batch_axis_of_output(self, k)) for k, g in enumerate(out_grads)]
+            grads = [_slice(g, sl, 0) for g in out_grads]
             e.backward(out_grads=grads or None)
 
+    # Outputs (and their head gradients) are split and merged on axis 0, as MXNet does
+    # for outputs without a __layout__ attribute.
     def get_outputs(self, merge_multi_context=True, begin=0, end=None):
         outputs = [[e.outputs[k] for e in self.execs] for k in range(begin, end or len(self.execs[0].outputs))]
         if merge_multi_context:
-            return [merge_outputs(o, batch_axis_of_output(self, k)) for k, o in enumerate(outputs)]
+            return [merge_outputs(o, 0) for o in outputs]
         return outputs
 
     def get_input_grads(self, merge_multi_context=True):
@@ -254,10 +252,6 @@ class DataParallelExecutorGroup:
     def install_monitor(self, mon):
         raise MXNetError("install_monitor is not supported: each executor is one compiled function; "
                          "read intermediate values through symbol.get_internals()")
-
-
-def batch_axis_of_output(group, k):
-    return 0
 
 
 def _slice(arr, sl, axis):

@@ -122,9 +122,6 @@ class Op:
             object.__setattr__(self, "_jbind_key", k)
         return k
 
-    def canonical(self) -> str:
-        """Stable text of the op and all its parameter values (for fingerprints)."""
-        return self.name + repr(tuple((f.name, getattr(self, f.name)) for f in dataclasses.fields(self)))
 
 
 _HINTS: dict[type, dict] = {}

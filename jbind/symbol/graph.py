@@ -6,14 +6,13 @@ one's index (the two are structurally identical, so the positions coincide).
 """
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
+
+from .._memo import Memo
 
 from ._node import topo_order
 
-_MEMO: "OrderedDict[str, Graph]" = OrderedDict()
-_MEMO_LIMIT = 4096
-_lock = threading.Lock()
+_MEMO = Memo(4096)
 
 
 class Graph:
@@ -54,9 +53,4 @@ def graph_of(sym) -> Graph:
     g = _MEMO.get(key)
     if g is not None:
         return g
-    g = Graph(sym._heads)
-    with _lock:
-        _MEMO[key] = g
-        if len(_MEMO) > _MEMO_LIMIT:
-            _MEMO.popitem(last=False)
-    return g
+    return _MEMO.put(key, Graph(sym._heads))

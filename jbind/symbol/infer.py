@@ -9,18 +9,15 @@ or dtype that is not known at all is None.
 from __future__ import annotations
 
 import ast
-import threading
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 
+from .._memo import Memo
 from ..base import DTYPE_MX_TO_NP, DTypeError, MXNetError, ShapeError, fmt_shape, np_dtype
 from .graph import Graph, graph_of
 
-_MEMO: "OrderedDict[tuple, tuple]" = OrderedDict()
-_MEMO_LIMIT = 8192
-_lock = threading.Lock()
+_MEMO = Memo(8192)
 
 
 def complete(shape) -> bool:
@@ -230,11 +227,7 @@ def _infer(sym, kind: _Kind, args, kwargs):
            [vals[e] for e in g.heads],
            [vals[g.offsets[i]] for i in g.aux_index],
            vals)
-    with _lock:
-        _MEMO[memo_key] = res
-        if len(_MEMO) > _MEMO_LIMIT:
-            _MEMO.popitem(last=False)
-    return res
+    return _MEMO.put(memo_key, res)
 
 
 def infer_shape(sym, args, kwargs, partial):

@@ -4,13 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attribute, name as _name
+from .._memo import Memo
 from ..base import MXNetError, ParamError
 from ..ops._base import ALIASES, REGISTRY, get_op, to_attr_string
 from ._node import Node
 from .symbol import Symbol, Variable
 
 
-_OPS: dict = {}      # (class, typed parameter items) -> (op, attribute strings, arguments, #outputs)
+_OPS = Memo(65536)  # (class, typed parameter items) -> (op, attribute strings, arguments, #outputs)
 _PARAMS: dict = {}   # class -> its parameter names
 
 
@@ -25,9 +26,7 @@ def _op_for(cls, params: dict):
         op = cls.from_attrs(params)
         hit = (op, {k: to_attr_string(v) for k, v in params.items()}, op.arguments(), len(op.outputs()))
         if key is not None:
-            if len(_OPS) > 65536:
-                _OPS.clear()
-            _OPS[key] = hit
+            _OPS.put(key, hit)
     return hit
 
 
