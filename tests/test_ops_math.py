@@ -1,4 +1,4 @@
-"""Elementwise, broadcast, reduction, dot and creation ops (jbind/ops/elemwise.py).
+"""Elementwise, broadcast, reduction, dot and creation ops (jbind/ops/elemwise.py, reduce.py).
 
 Forward against numpy float64 references and gradients against finite differences
 (helpers.check_op); shape rules, dtype rules, tie gradients and rounding checked
@@ -233,7 +233,7 @@ def test_op(case):
 
 
 def test_every_op_has_a_case():
-    mine = {n for n, c in REGISTRY.items() if c.__module__ == "jbind.ops.elemwise"}
+    mine = {n for n, c in REGISTRY.items() if c.__module__ in ("jbind.ops.elemwise", "jbind.ops.reduce")}
     covered = set().union(*(ops_in(c.build()) for c in CASES))
     assert mine - covered == set()
     for alias, target in ALIASES.items():

@@ -1,0 +1,305 @@
+"""Reductions (sum, mean, max, min, prod, norm, argmax), dot / batch_dot, and the
+creation ops (zeros, ones, full, arange), on the families' shared helpers in elemwise.py.
+
+`max`/`min` send the whole gradient to every tied element, as MXNet's mask does.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, ClassVar, Literal, Optional
+
+import jax
+import jax.numpy as jnp
+
+from ..base import ShapeError, fmt_shape, np_dtype
+from ._base import Op, register
+from .elemwise import _DTYPES, DType, _axes, _dtype_name, _make, _merge
+
+
+# --- reductions ---------------------------------------------------------------------------
+def _chooser(f):
+    """max/min whose gradient goes in full to every element equal to the result (MXNet's)."""
+    def g(x, axis):
+        y = jax.lax.stop_gradient(f(x, axis=axis, keepdims=True))
+        return y + jnp.sum(jnp.where(x == y, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
+    return g
+
+
+def _reduced(d, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(d))
+    return tuple(n for i, n in enumerate(d) if i not in axes) or (1,)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reduce(Op):
+    axis: Optional[tuple[int, ...]] = None
+    keepdims: bool = False
+    exclude: bool = False
+    fn: ClassVar[Callable]
+
+    def _axes(self, ndim):
+        if not self.axis:  # None or (): every axis, whatever `exclude` says
+            return tuple(range(ndim))
+        ax = _axes(self.axis, ndim)
+        return tuple(i for i in range(ndim) if i not in ax) if self.exclude else ax
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else _reduced(d, self._axes(len(d)), self.keepdims)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = self._axes(x.ndim)
+        return [self.fn(x, axis=ax).reshape(_reduced(x.shape, ax, self.keepdims))], aux
+
+
+for _n, _f, _al in [("sum", jnp.sum, ("sum_axis",)), ("mean", jnp.mean, ()),
+                    ("max", _chooser(jnp.max), ("max_axis",)), ("min", _chooser(jnp.min), ("min_axis",)),
+                    ("prod", jnp.prod, ()), ("nansum", jnp.nansum, ()), ("nanprod", jnp.nanprod, ())]:
+    _make(_Reduce, _n, _f, _al, f"{_n} over `axis` (all axes when None or (); the others when `exclude`).")
+
+
+@register
+class norm(Op):
+    """The L1 or L2 norm of the elements over `axis` (all axes when None)."""
+    ord: int = 2
+    axis: Optional[tuple[int, ...]] = None
+    out_dtype: Optional[DType] = None
+    keepdims: bool = False
+
+    def __post_init__(self):
+        if self.ord not in (1, 2):
+            raise ValueError(f"ord must be 1 or 2, got {self.ord}")
+        if self.out_dtype is not None:
+            object.__setattr__(self, "out_dtype", _dtype_name(
+                self.out_dtype, ("float16", "float32", "float64", "int32", "int64", "int8")))
+
+    def _axes(self, ndim):
+        return _axes(self.axis, ndim) if self.axis else tuple(range(ndim))
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else _reduced(d, self._axes(len(d)), self.keepdims)], []
+
+    def infer_type(self, ins, outs):
+        if self.out_dtype:
+            return [ins[0]], [np_dtype(self.out_dtype)], []
+        return super().infer_type(ins, outs)
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = self._axes(x.ndim)
+        y = jnp.sum(jnp.abs(x), axis=ax) if self.ord == 1 else jnp.sqrt(jnp.sum(x * x, axis=ax))
+        y = y.reshape(_reduced(x.shape, ax, self.keepdims))
+        return [y.astype(np_dtype(self.out_dtype)) if self.out_dtype else y], aux
+
+
+@dataclasses.dataclass(frozen=True)
+class _ArgReduce(Op):
+    axis: Optional[int] = None
+    keepdims: bool = False
+    fn: ClassVar[Callable]
+
+    def _out(self, d):
+        if self.axis is None:
+            return (1,) * len(d) if self.keepdims else (1,)
+        return _reduced(d, _axes((self.axis,), len(d)), self.keepdims)
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        return [d], [None if d is None else self._out(d)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        i = self.fn(x.reshape(-1) if self.axis is None else x, axis=0 if self.axis is None else self.axis)
+        return [i.astype(x.dtype).reshape(self._out(x.shape))], aux
+
+
+for _n, _f in [("argmax", jnp.argmax), ("argmin", jnp.argmin)]:
+    _make(_ArgReduce, _n, _f, (), f"Index of the {_n[3:]} along `axis` (flattened when None), in the "
+          f"input's dtype as MXNet 1.9; no gradient.")
+
+
+# --- dot -------------------------------------------------------------------------------------
+_STYPE = Optional[Literal["csr", "default", "row_sparse"]]
+
+
+@register
+class dot(Op):
+    """MXNet's dot: lhs viewed as 2-D (rest, k) and rhs as (k, rest); 1-D . 1-D gives shape (1,).
+
+    transpose_a contracts lhs's first axis instead of its last; transpose_b contracts rhs's
+    last axis instead of its first.
+    """
+    transpose_a: bool = False
+    transpose_b: bool = False
+    forward_stype: _STYPE = None
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def _split(self, l, r):
+        lk, lrest = (0, tuple(l[1:])) if self.transpose_a else (len(l) - 1, tuple(l[:-1]))
+        rk, rrest = (len(r) - 1, tuple(r[:-1])) if self.transpose_b else (0, tuple(r[1:]))
+        return lk, rk, lrest if len(l) > 1 else (), rrest if len(r) > 1 else ()
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        if l is None or r is None or not l or not r:
+            return [l, r], [None], []
+        lk, rk, lrest, rrest = self._split(l, r)
+        a, b = l[lk], r[rk]
+        if a and b and a != b:
+            raise ShapeError(f"dot shape error: {fmt_shape(l)} X {fmt_shape(r)} (contracting {a} with {b})")
+        l, r = list(l), list(r)
+        l[lk] = r[rk] = a or b
+        return [tuple(l), tuple(r)], [(lrest + rrest) or (1,)], []
+
+    def lower(self, ins, aux, is_train, key):
+        a, b = ins
+        lk, rk, lrest, rrest = self._split(a.shape, b.shape)
+        A = a.reshape(a.shape[0], -1).T if self.transpose_a else a.reshape(-1, a.shape[-1])
+        B = b.reshape(-1, b.shape[-1]).T if self.transpose_b else b.reshape(b.shape[0], -1)
+        return [jnp.matmul(A, B).reshape((lrest + rrest) or (1,))], aux
+
+
+@register
+class batch_dot(Op):
+    """Batched matrix product over the last two axes; leading (batch) axes must match."""
+    transpose_a: bool = False
+    transpose_b: bool = False
+    forward_stype: _STYPE = None
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        l, r = ins
+        if l is None or r is None:
+            return [l, r], [None], []
+        if len(l) < 3 or len(l) != len(r):
+            raise ShapeError(f"batch_dot needs two N-D arrays with N >= 3, got {fmt_shape(l)} and "
+                             f"{fmt_shape(r)}")
+        m, lk = l[-1:-3:-1] if self.transpose_a else l[-2:]
+        rk, n = r[-1:-3:-1] if self.transpose_b else r[-2:]
+        batch = _merge(["lhs batch axes", "rhs batch axes"], [l[:-2], r[:-2]])
+        if lk and rk and lk != rk:
+            raise ShapeError(f"batch_dot shape error: {fmt_shape(l)} X {fmt_shape(r)} "
+                             f"(contracting {lk} with {rk})")
+        k = lk or rk
+        l2 = batch + ((k, m) if self.transpose_a else (m, k))
+        r2 = batch + ((n, k) if self.transpose_b else (k, n))
+        return [l2, r2], [batch + (m, n)], []
+
+    def lower(self, ins, aux, is_train, key):
+        a, b = ins
+        a = jnp.swapaxes(a, -1, -2) if self.transpose_a else a
+        b = jnp.swapaxes(b, -1, -2) if self.transpose_b else b
+        return [jnp.matmul(a, b)], aux
+
+
+# --- creation: no inputs ----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Init(Op):
+    shape: tuple[int, ...] = ()
+    ctx: str = ""
+    dtype: DType = "float32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype))
+
+    def arguments(self):
+        return ()
+
+    def _shape(self):
+        return tuple(self.shape) or None  # () is MXNet 1.x's "unknown"; 0 dims are unknown too
+
+    def infer_shape(self, ins, outs):
+        return [], [_merge(["shape", "output"], [self._shape(), outs[0]])], []
+
+    def infer_type(self, ins, outs):
+        return [], [np_dtype(self.dtype)], []
+
+    def _full_shape(self):
+        s = self._shape()
+        if s is None or not all(s):
+            raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; jbind needs the "
+                             f"complete shape to build the array")
+        return s
+
+    def specialize(self, out_shapes):
+        s = out_shapes[0]
+        return dataclasses.replace(self, shape=tuple(s)) if s is not None and tuple(s) != self.shape else self
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.full(self._full_shape(), self._fill(), np_dtype(self.dtype))], aux
+
+
+@register(aliases=("zeros",))
+class _zeros(_Init):
+    """An array of zeros of `shape` and `dtype`."""
+
+    def _fill(self):
+        return 0
+
+
+@register(aliases=("ones",))
+class _ones(_Init):
+    """An array of ones of `shape` and `dtype`."""
+
+    def _fill(self):
+        return 1
+
+
+@register(aliases=("full",))
+@dataclasses.dataclass(frozen=True)
+class _full(_Init):
+    """An array of `shape` and `dtype` filled with `value`."""
+    value: float = dataclasses.field(kw_only=True)
+
+    def _fill(self):
+        return self.value
+
+
+@register(aliases=("arange",))
+class _arange(Op):
+    """start, start + step, ... below stop (0 .. start when stop is None), each repeated `repeat` times."""
+    start: float
+    stop: Optional[float] = None
+    step: float = 1.0
+    repeat: int = 1
+    infer_range: bool = False
+    ctx: str = ""
+    dtype: DType = "float32"
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _dtype_name(self.dtype, tuple(d for d in _DTYPES if d != "bool")))
+        if self.infer_range:
+            raise ValueError("infer_range=True is not supported: give stop")
+        if self.repeat < 1:
+            raise ValueError(f"repeat must be positive, got {self.repeat}")
+
+    def arguments(self):
+        return ()
+
+    def _range(self):
+        start, stop = (0.0, self.start) if self.stop is None else (self.start, self.stop)
+        if self.step == 0:
+            raise ShapeError("arange does not support step=0")
+        if (self.step > 0 and start >= stop) or (self.step < 0 and start <= stop):
+            raise ShapeError(f"invalid range (start, stop, step) = ({start}, {stop}, {self.step})")
+        return start, int(math.ceil((stop - start) / self.step))
+
+    def infer_shape(self, ins, outs):
+        return [], [(self._range()[1] * self.repeat,)], []
+
+    def infer_type(self, ins, outs):
+        return [], [np_dtype(self.dtype)], []
+
+    def lower(self, ins, aux, is_train, key):
+        start, n = self._range()
+        dt = np_dtype(self.dtype)
+        v = jnp.asarray(start, dt) + jnp.arange(n, dtype=dt) * jnp.asarray(self.step, dt)
+        return [jnp.repeat(v, self.repeat) if self.repeat > 1 else v], aux
