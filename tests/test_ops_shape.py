@@ -1,4 +1,4 @@
-"""Shape, indexing and sequence ops (jbind/ops/shape.py, jbind/ops/sequence.py).
+"""Shape, indexing and sequence ops (jbind/ops/shape.py, indexing.py, sequence.py).
 
 Behaviours marked "MXNet 1.9.1" were checked against real MXNet.
 """
@@ -8,6 +8,7 @@ import pytest
 import jbind as mx
 from helpers import Case, check_op, ops_in
 from jbind.ops import get_op
+from jbind.ops import indexing as indexing_mod
 from jbind.ops import sequence as seq_mod
 from jbind.ops import shape as shape_mod
 from jbind.ops.shape import reshape_target
@@ -201,7 +202,7 @@ def test_op(case):
 
 
 def test_every_op_has_a_case():
-    mine = {c.name for m in (shape_mod, seq_mod) for c in vars(m).values()
+    mine = {c.name for m in (shape_mod, indexing_mod, seq_mod) for c in vars(m).values()
             if isinstance(c, type) and c.__module__ == m.__name__ and hasattr(c, "lower")
             and not c.__name__.startswith("_")}
     covered = set().union(*(ops_in(c.build()) for c in CASES))

@@ -1,4 +1,5 @@
-"""Shape and indexing ops: Reshape, Flatten, Concat, SliceChannel, transpose, slice, take, ...
+"""Shape ops: Reshape, Flatten, Concat, SliceChannel, transpose, tile, ... (slicing and
+indexing: indexing.py).
 
 Shapes follow MXNet 1.x's partial convention: None is an unknown shape, 0 an unknown
 dimension. Unlike MXNet, a rule never produces a zero-size dimension from known
@@ -6,14 +7,11 @@ inputs (an empty slice, a Reshape whose sizes differ, `tile` by 0): it raises in
 """
 from __future__ import annotations
 
-import builtins
 import math
-from typing import Literal, Optional
+from typing import Optional
 
-import jax
 import jax.numpy as jnp
 
-from ..base import np_dtype
 from ._base import Op, register
 
 
@@ -421,162 +419,6 @@ class squeeze(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         return [x.reshape(tuple(x.shape[k] for k in self._keep(x.shape)) or (1,))], aux
-
-
-# ------------------------------------------------------------------------ slicing
-
-@register
-class slice_axis(Op):
-    """data[..., begin:end, ...] on one axis; `end` None means the end of the axis."""
-    axis: int
-    begin: int
-    end: Optional[int] = None  # required in MXNet; a default here so None survives tojson
-
-    def infer_shape(self, ins, outs):
-        data = ins[0]
-        if data is None:
-            return [None], [None], []
-        ax = _axis(self.axis, len(data))
-        n = data[ax]
-        if not n:
-            return [data], [data], []
-        b = self.begin + n if self.begin < 0 else self.begin
-        e = n if self.end is None else (self.end + n if self.end < 0 else self.end)
-        if not 0 <= b < e <= n:
-            raise ValueError(f"begin={self.begin}, end={self.end} is not a non-empty range of axis {ax} "
-                             f"(size {n}) of input {tuple(data)}: need 0 <= begin < end <= {n}, "
-                             f"negative values counting from the end")
-        return [data], [data[:ax] + (e - b,) + data[ax + 1:]], []
-
-    def lower(self, ins, aux, is_train, key):
-        x = ins[0]
-        idx = [builtins.slice(None)] * x.ndim
-        idx[self.axis] = builtins.slice(self.begin, self.end)
-        return [x[tuple(idx)]], aux
-
-
-@register(aliases=("crop",))
-class slice(Op):  # noqa: A001  (MXNet's op name)
-    """data[begin[0]:end[0]:step[0], ...] with Python's rules; None entries take the default."""
-    begin: tuple[Optional[int], ...]
-    end: tuple[Optional[int], ...]
-    step: tuple[Optional[int], ...] = ()
-
-    def _slices(self, ndim):
-        if len(self.end) != len(self.begin) or (self.step and len(self.step) != len(self.begin)):
-            raise ValueError(f"begin={self.begin}, end={self.end} and step={self.step} differ in length")
-        if len(self.begin) > ndim:
-            raise ValueError(f"begin={self.begin} slices more axes than the input's {ndim}")
-        steps = self.step or (None,) * len(self.begin)
-        if 0 in steps:
-            raise ValueError(f"step={self.step} contains 0")
-        return tuple(builtins.slice(b, e, s) for b, e, s in zip(self.begin, self.end, steps))
-
-    def infer_shape(self, ins, outs):
-        data = ins[0]
-        if data is None:
-            return [None], [None], []
-        sl = self._slices(len(data))
-        out = list(data)
-        for k, s in enumerate(sl):
-            if data[k]:
-                out[k] = len(range(*s.indices(data[k])))
-                if not out[k]:
-                    raise ValueError(f"begin={self.begin}, end={self.end}, step={self.step} select "
-                                     f"nothing from axis {k} of input {tuple(data)}")
-        return [data], [tuple(out)], []
-
-    def lower(self, ins, aux, is_train, key):
-        return [ins[0][self._slices(ins[0].ndim)]], aux
-
-
-@register
-class take(Op):
-    """Gather slices of `a` along `axis` at `indices`; out-of-range indices are clipped or
-    wrapped ('raise' behaves as 'clip'). No gradient flows to `indices`."""
-    axis: int = 0
-    mode: Literal["clip", "wrap", "raise"] = "clip"
-
-    def arguments(self):
-        return ("a", "indices")
-
-    def infer_shape(self, ins, outs):
-        a, idx = ins
-        if a is None or idx is None:
-            return [a, idx], [None], []
-        ax = _axis(self.axis, len(a))
-        return [a, idx], [a[:ax] + tuple(idx) + a[ax + 1:]], []
-
-    infer_type = staticmethod(_index_types)
-
-    def lower(self, ins, aux, is_train, key):
-        a, idx = ins[0], _int_index(ins[1])
-        ax = self.axis % a.ndim
-        n = a.shape[ax]
-        idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
-        return [jnp.take(a, idx, axis=ax, mode="clip")], aux
-
-
-@register
-class pick(Op):
-    """out[i, j] = data[i, index[i, j], j] along `axis`; index has data's shape without `axis`."""
-    axis: Optional[int] = -1
-    keepdims: bool = False
-    mode: Literal["clip", "wrap"] = "clip"
-
-    def arguments(self):
-        return ("data", "index")
-
-    def infer_shape(self, ins, outs):
-        data, index = ins
-        if self.axis is None:
-            raise ValueError("axis=None is not supported by pick; give an axis")
-        if data is None:
-            return [None, index], [None], []
-        ax = _axis(self.axis, len(data))
-        small = data[:ax] + data[ax + 1:]
-        return [data, small], [data[:ax] + (1,) + data[ax + 1:] if self.keepdims else small], []
-
-    infer_type = staticmethod(_index_types)
-
-    def lower(self, ins, aux, is_train, key):
-        x, idx = ins[0], _int_index(ins[1])
-        ax = self.axis % x.ndim
-        n = x.shape[ax]
-        idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
-        y = jnp.take_along_axis(x, jnp.expand_dims(idx, ax), axis=ax)
-        return [y if self.keepdims else jnp.squeeze(y, ax)], aux
-
-
-@register
-class one_hot(Op):
-    """out[..., k] = on_value if k == indices[...] else off_value (out-of-range rows are all off)."""
-    depth: int
-    on_value: float = 1.0
-    off_value: float = 0.0
-    dtype: Literal["float16", "float32", "float64", "int32", "int64", "int8", "uint8"] = "float32"
-
-    def __post_init__(self):
-        if self.depth < 1:
-            raise ValueError(f"depth must be positive, got {self.depth}")
-
-    def arguments(self):
-        return ("indices",)
-
-    def infer_shape(self, ins, outs):
-        idx = ins[0]
-        if idx is None and outs[0] is not None:
-            idx = outs[0][:-1]
-        return [idx], [None if idx is None else tuple(idx) + (self.depth,)], []
-
-    def infer_type(self, ins, outs):
-        return [ins[0]], [np_dtype(self.dtype)], []
-
-    def lower(self, ins, aux, is_train, key):
-        idx = _int_index(ins[0])
-        hit = idx[..., None] == jnp.arange(self.depth, dtype=idx.dtype)
-        dt = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype))  # float64 is float32 without x64
-        return [jnp.where(hit, jnp.asarray(self.on_value, dt), jnp.asarray(self.off_value, dt))], aux
 
 
 # ------------------------------------------------------------------------ repeats
