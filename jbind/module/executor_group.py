@@ -17,6 +17,7 @@ from ..executor.executor import Executor
 from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from .param_store import ParamStore
+from .spmd import SpmdRunner, can_run, spmd_enabled
 from .slicing import batch_axis, desc_list, load_slices, merge_outputs, split_input_slice
 
 _PLANS = Memo(4096)
@@ -68,6 +69,18 @@ class _GroupPlan:
             self.plans.append(_simple_plan(symbol, shapes, types, reqs))
         self.is_param = [n in param_set for n in self.arg_names]
         self.inputs = set(self.data_names) | set(self.label_names) | set(state_names)
+        self.runner = None  # the SpmdRunner of an even split, made on first use
+
+
+def _runner(group):
+    """The group's SPMD runner, or None when its split can't run as one program."""
+    if not spmd_enabled():
+        return None
+    p = group._p
+    if p.runner is None:
+        devices = group.store.devices
+        p.runner = SpmdRunner(group.symbol, p, devices) if can_run(p, devices) else False
+    return p.runner or None
 
 
 def _req_for(grad_req, name):
@@ -184,6 +197,10 @@ class DataParallelExecutorGroup:
             is_train = self.for_training
         if self.label_arrays is not None and getattr(data_batch, "label", None):
             load_slices(data_batch.label, self.label_arrays, self.label_layouts, "label")
+        runner = _runner(self)
+        if runner is not None:
+            runner.forward(self.execs, is_train)
+            return
         for e in self.execs:
             e.forward(is_train=is_train)
 
@@ -192,6 +209,28 @@ class DataParallelExecutorGroup:
             raise MXNetError("backward() on a group bound with for_training=False")
         if out_grads is None:
             out_grads = []
+        elif not isinstance(out_grads, (list, tuple)):
+            out_grads = [out_grads]
+        runner = _runner(self)
+        if runner is not None and all(e._last is not None for e in self.execs):
+            plan = self._p.plans[0]
+            if all(e._pending is not None for e in self.execs) and not out_grads:
+                for e in self.execs:
+                    e.backward()
+                return
+            names = self.symbol.list_outputs()
+            heads = []
+            for i, loss in enumerate(plan.no_head):
+                if loss:
+                    continue
+                if i >= len(out_grads) or out_grads[i] is None:
+                    raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
+                                     "required: pass out_grads (one array per output)")
+                gr = out_grads[i]
+                heads.append((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32))
+            if any(plan.diff):
+                runner.backward(self.execs, heads)
+            return
         for i, e in enumerate(self.execs):
             sl = self.slices[i]
             grads = [_slice(g, sl, 0) for g in out_grads]

@@ -12,7 +12,8 @@ from ..context import Context, cpu
 from ..io_util import atomic_write_bytes
 from ..ndarray.ndarray import NDArray, zeros
 from .base_module import BaseModule
-from .executor_group import DataParallelExecutorGroup
+from . import spmd
+from .executor_group import DataParallelExecutorGroup, _runner
 from .slicing import desc_list
 
 
@@ -344,7 +345,11 @@ class Module(BaseModule):
         self._params_dirty = True
         indices, positions, states = self._step_params()
         lrs, wds, ts = self._optimizer.prepare(indices)
-        run_step(g.execs[0], self._optimizer, positions, states, lrs, wds, ts)
+        runner = _runner(g)
+        if runner is not None:
+            spmd.run_step(runner, g.execs, self._optimizer, positions, states, lrs, wds, ts)
+        else:
+            run_step(g.execs[0], self._optimizer, positions, states, lrs, wds, ts)
 
     def _step_params(self):
         """(optimizer indices, argument positions, optimizer-state handles) of trained parameters."""
@@ -371,7 +376,12 @@ class Module(BaseModule):
         t0 = time.perf_counter()
         if self._can_fuse():
             _, positions, states = self._step_params()
-            compile_step(self._exec_group.execs[0], self._optimizer, positions, states)
+            g = self._exec_group
+            runner = _runner(g)
+            if runner is not None:
+                spmd.compile_step(runner, g.execs, self._optimizer, positions, states)
+            else:
+                compile_step(g.execs[0], self._optimizer, positions, states)
         else:
             for e in self._exec_group.execs:
                 e._compiled("train")
@@ -380,8 +390,8 @@ class Module(BaseModule):
     def _can_fuse(self) -> bool:
         from ..executor.step import fusable
         g = self._exec_group
-        return (self.optimizer_initialized and len(g.execs) == 1 and hasattr(self._optimizer, "step_tree")
-                and self._kvstore is None and fusable(g.execs[0]))
+        return (self.optimizer_initialized and (len(g.execs) == 1 or _runner(g) is not None)
+                and hasattr(self._optimizer, "step_tree") and self._kvstore is None and fusable(g.execs[0]))
 
     def _load_batch(self, data_batch):
         """What forward() does before running: reshape if the batch's shapes changed, load slices."""
