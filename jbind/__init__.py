@@ -1,6 +1,9 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
 import logging as _logging
 
+from . import distributed  # noqa: F401
+distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
+
 from . import base, compile, name, ops, random  # noqa: F401
 from . import ndarray, symbol
 from . import io, rnn  # noqa: F401

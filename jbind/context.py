@@ -73,7 +73,7 @@ def _resolve(kind: str, i: int):
     devs = _DEVICES.get(platform)
     if devs is None:
         try:
-            devs = _DEVICES[platform] = jax.devices(platform)
+            devs = _DEVICES[platform] = jax.local_devices(backend=platform)
         except RuntimeError:
             devs = _DEVICES[platform] = []
     if not 0 <= i < len(devs):
@@ -97,7 +97,7 @@ def cpu_pinned(device_id: int = 0) -> Context:
 
 def num_gpus() -> int:
     try:
-        return len(jax.devices("gpu"))
+        return len(jax.local_devices(backend="gpu"))
     except RuntimeError:
         return 0
 
@@ -108,12 +108,13 @@ def current_context() -> Context:
 
 
 def context_of_device(device) -> Context:
-    return Context("gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu", device.id
-                   if device.platform == "cpu" else _gpu_index(device))
+    kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
+    return Context(kind, _local_index(device))
 
 
-def _gpu_index(device) -> int:
+def _local_index(device) -> int:
+    """The device's position among this process's devices of its platform (MXNet's device_id)."""
     try:
-        return jax.devices("gpu").index(device)
+        return jax.local_devices(backend=device.platform).index(device)
     except (RuntimeError, ValueError):
         return device.id

@@ -306,7 +306,7 @@ def _average(block, out):
     for h in block[1:]:
         total = total + jax.device_put(h._data, dev)
     avg = total / len(block) if len(block) > 1 else total
-    cpu = jax.devices("cpu")[0]
+    cpu = jax.local_devices(backend="cpu")[0]
     avg = jax.device_put(avg, cpu)
     if avg is block[0]._data:
         avg = avg.copy()  # a snapshot: the device's buffer may be donated to the next step

@@ -17,6 +17,19 @@ from .executor_group import DataParallelExecutorGroup, _runner
 from .slicing import desc_list
 
 
+def _make_kvstore(kvstore):
+    """A KVStore object for a name (None for 'local'/'device'/None: the fused step sums)."""
+    if kvstore is None or not isinstance(kvstore, str):
+        return kvstore
+    if kvstore in ("local", "device") or not kvstore.startswith("dist"):
+        return None
+    try:
+        from .. import kvstore as kv
+    except ImportError:  # pragma: no cover - the kvstore module is optional here
+        return None
+    return kv.create(kvstore)
+
+
 def _parse_data_desc(names, shapes, what):
     if shapes is None:
         return None
@@ -82,6 +95,7 @@ class Module(BaseModule):
         self._optimizer = None
         self._kvstore = None
         self._update_on_kvstore = None
+        self._dist = False           # a dist_sync kvstore: the fused step spans every worker
         self._updater = None
         self._preload_opt_states = None
         self._grad_req = None
@@ -267,7 +281,15 @@ class Module(BaseModule):
         from .. import optimizer as opt
         if self._params_dirty:
             self._sync_params_from_devices()
+        kv_type = kvstore if isinstance(kvstore, str) or kvstore is None else getattr(kvstore, "type", "local")
+        self._dist = bool(kv_type) and kv_type.startswith("dist")
+        if self._dist and "async" in kv_type:
+            raise MXNetError(f"kvstore {kv_type!r}: only synchronous training (dist_sync) is supported")
         batch_size = self._exec_group.batch_size
+        if self._dist:
+            from .. import distributed
+            batch_size *= distributed.num_workers()  # MXNet: rescale by the global batch
+            self._broadcast_params()
         idx2name = dict(enumerate(self._exec_group.param_names))
         if isinstance(optimizer, str):
             optimizer_params = dict(optimizer_params)
@@ -277,7 +299,7 @@ class Module(BaseModule):
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
         self._optimizer = optimizer
-        self._kvstore = kvstore if not isinstance(kvstore, str) else None
+        self._kvstore = _make_kvstore(kvstore)
         self._update_on_kvstore = False
         self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
@@ -285,9 +307,19 @@ class Module(BaseModule):
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
 
+    def _broadcast_params(self):
+        """Every worker starts from rank 0's parameters (MXNet's kvstore.init + pull)."""
+        from .. import distributed
+        arg, aux = self.get_params()
+        names = sorted(arg) + sorted(aux)
+        values = distributed.broadcast_from_rank0([(arg.get(n) if n in arg else aux[n]).asnumpy() for n in names])
+        got = dict(zip(names, values))
+        self.set_params({n: got[n] for n in arg}, {n: got[n] for n in aux}, force_init=True)
+
     def borrow_optimizer(self, shared_module):
         if not shared_module.optimizer_initialized:
             raise MXNetError("borrow_optimizer: the shared module has no optimizer")
+        self._dist = shared_module._dist
         self._optimizer = shared_module._optimizer
         self._kvstore = shared_module._kvstore
         self._update_on_kvstore = shared_module._update_on_kvstore
@@ -345,7 +377,7 @@ class Module(BaseModule):
         self._params_dirty = True
         indices, positions, states = self._step_params()
         lrs, wds, ts = self._optimizer.prepare(indices)
-        runner = _runner(g)
+        runner = self._step_runner()
         if runner is not None:
             spmd.run_step(runner, g.execs, self._optimizer, positions, states, lrs, wds, ts)
         else:
@@ -377,7 +409,7 @@ class Module(BaseModule):
         if self._can_fuse():
             _, positions, states = self._step_params()
             g = self._exec_group
-            runner = _runner(g)
+            runner = self._step_runner()
             if runner is not None:
                 spmd.compile_step(runner, g.execs, self._optimizer, positions, states)
             else:
@@ -390,8 +422,22 @@ class Module(BaseModule):
     def _can_fuse(self) -> bool:
         from ..executor.step import fusable
         g = self._exec_group
-        return (self.optimizer_initialized and (len(g.execs) == 1 or _runner(g) is not None)
-                and hasattr(self._optimizer, "step_tree") and self._kvstore is None and fusable(g.execs[0]))
+        return (self.optimizer_initialized and (len(g.execs) == 1 or self._step_runner() is not None)
+                and hasattr(self._optimizer, "step_tree") and fusable(g.execs[0]))
+
+    def _step_runner(self):
+        """The SPMD runner of the fused step: over every worker's devices with a dist
+        kvstore, over this group's devices for an even split, else None."""
+        g = self._exec_group
+        if not self._dist:
+            return _runner(g)
+        p = g._p
+        if getattr(p, "dist_runner", None) is None:
+            from .. import distributed
+            mesh = distributed.worker_devices(g.store.devices)
+            p.dist_runner = spmd.SpmdRunner(g.symbol, p, g.store.devices, mesh) \
+                if spmd.can_run(p, g.store.devices, mesh) else False
+        return p.dist_runner or None
 
     def _load_batch(self, data_batch):
         """What forward() does before running: reshape if the batch's shapes changed, load slices."""
@@ -409,16 +455,22 @@ class Module(BaseModule):
         self._need("optimizer_initialized")
         self._params_dirty = True
         g = self._exec_group
+        totals = {}
         for i, (weights, grads) in enumerate(zip(g.param_arrays, g.grad_arrays)):
             if grads[0] is None:
-                continue
-            if len(grads) == 1:
-                self._updater(i, grads[0], weights[0])
                 continue
             dev0 = weights[0]._data.devices().pop()
             total = grads[0]._data
             for gr in grads[1:]:
                 total = total + jax.device_put(gr._data, dev0)
+            totals[i] = total
+        if self._dist and totals:
+            from .. import distributed
+            keys = list(totals)
+            device = g.param_arrays[keys[0]][0]._data.devices().pop()
+            totals = dict(zip(keys, distributed.allreduce_sum([totals[i] for i in keys], device)))
+        for i, total in totals.items():
+            weights = g.param_arrays[i]
             self._updater(i, NDArray(total), weights[0])
             for w in weights[1:]:
                 w[:] = weights[0]

@@ -42,9 +42,9 @@ def set_spmd(flag: bool) -> bool:
     return old
 
 
-def can_run(plan, devices) -> bool:
+def can_run(plan, devices, mesh_devices=None) -> bool:
     """Even split over distinct devices of one platform, every array at least 1-d."""
-    if len(devices) < 2 or len(set(devices)) != len(devices):
+    if len(mesh_devices or devices) < 2 or len(set(devices)) != len(devices):
         return False
     if len({d.platform for d in devices}) != 1:
         return False
@@ -55,13 +55,20 @@ def can_run(plan, devices) -> bool:
 
 
 class SpmdRunner:
-    """Runs a group's per-device graph on all its devices as one program."""
+    """Runs a group's per-device graph on all its devices as one program.
 
-    def __init__(self, symbol, plan, devices):
+    `devices` are the group's (this process's) devices; `mesh_devices`, when given, are
+    every worker's devices (distributed training), of which `devices` are this
+    worker's share: the program then spans all workers.
+    """
+
+    def __init__(self, symbol, plan, devices, mesh_devices=None):
         self.symbol = symbol
         self.plan = plan.plans[0]
-        self.devices = list(devices)
-        self.n = len(devices)
+        self.local = list(devices)
+        self.devices = list(mesh_devices or devices)
+        self.n = len(self.devices)
+        self.distributed = mesh_devices is not None
         self.mesh = Mesh(np.array(self.devices), (AXIS,))
         self.stacked = NamedSharding(self.mesh, P(AXIS))
         self.replicated = NamedSharding(self.mesh, P())
@@ -74,11 +81,17 @@ class SpmdRunner:
         """Per-device arrays (device i's first) -> one global array, without copying."""
         a0 = arrays[0]
         shape = (a0.shape[0] * self.n,) + tuple(a0.shape[1:])
-        parts = [a if _on(a, d) else jax.device_put(a, d) for a, d in zip(arrays, self.devices)]
+        parts = [a if _on(a, d) else jax.device_put(a, d) for a, d in zip(arrays, self.local)]
         return jax.make_array_from_single_device_arrays(shape, self.stacked, parts)
 
     def unstack(self, arr):
-        return [arr.addressable_data(i) for i in range(self.n)]
+        return [arr.addressable_data(i) for i in range(len(self.local))]
+
+    def counters(self, counts):
+        """Each device's RNG counter, as the stacked (n,) array the programs take."""
+        if not self.distributed:
+            return np.asarray(counts, dtype=np.uint32)
+        return self.stack([jax.device_put(np.array([c], np.uint32), d) for c, d in zip(counts, self.local)])
 
     def _spec(self, shape, dtype):
         return jax.ShapeDtypeStruct((shape[0] * self.n,) + tuple(shape[1:]), dtype, sharding=self.stacked)
@@ -147,7 +160,7 @@ class SpmdRunner:
         """Group forward as one call; fills every executor's outputs (and pending grads)."""
         g = execs[0]._g
         args, aux, key, counts = self._inputs(execs)
-        counters = np.asarray(counts, dtype=np.uint32)
+        counters = self.counters(counts)
         p = self.plan
         pending = None
         if not is_train:
@@ -261,7 +274,7 @@ def _state_stack(runner, h):
     if cached is not None and cached[0] is h._data:
         return cached[1]
     d = h._data
-    copies = [d] + [jax.device_put(d, dev) for dev in runner.devices[1:]]
+    copies = [d] + [jax.device_put(d, dev) for dev in runner.local[1:]]
     return runner.stack(copies)
 
 
@@ -294,7 +307,7 @@ def run_step(runner, execs, opt, param_pos, state_handles, lrs, wds, ts):
     stacked_states = step_states(runner, state_handles)
     counts = [_random.next_counter() for _ in execs]
     outs, grads, new_aux, new_params, new_states = fn(
-        params, others, aux, _random.base_key(), np.asarray(counts, dtype=np.uint32), stacked_states,
+        params, others, aux, _random.base_key(), runner.counters(counts), stacked_states,
         tuple(np.float32(x) for x in lrs), tuple(np.float32(x) for x in wds), tuple(np.int32(t) for t in ts))
     runner._last = None
     per = [[runner.unstack(x) for x in group] for group in (outs, grads, new_aux, new_params)]

@@ -1,0 +1,146 @@
+"""Several processes (and machines) through JAX's own distributed runtime.
+
+A worker learns its place from three environment variables, set by
+`python -m jbind.launch` or by the user / a cluster scheduler on several machines:
+
+    JBIND_COORDINATOR    host:port of process 0's coordinator service
+    JBIND_NUM_PROCESSES  how many worker processes take part
+    JBIND_PROCESS_ID     this worker's rank, 0 .. N-1
+
+`import jbind` calls `initialize()`, which starts `jax.distributed` before JAX picks its
+devices (on CPU the collectives are gloo's, over TCP; on GPUs, NCCL). Without the
+variables, or with one process, nothing happens and jbind runs on its own.
+
+The workers' mesh holds one device per worker per context, in rank order; collectives
+(the gradient sum of `kvstore='dist_sync'`) run inside compiled programs over it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import jax
+import numpy as np
+
+from .base import MXNetError
+
+ENV_COORDINATOR = "JBIND_COORDINATOR"
+ENV_NUM_PROCESSES = "JBIND_NUM_PROCESSES"
+ENV_PROCESS_ID = "JBIND_PROCESS_ID"
+
+_lock = threading.Lock()
+_state = {"initialized": False}
+
+
+def _env_int(name: str):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise MXNetError(f"{name}={value!r} is not an integer") from None
+
+
+def initialize(coordinator: str | None = None, num_processes: int | None = None,
+               process_id: int | None = None, timeout: int = 120) -> bool:
+    """Join the job described by the arguments or the JBIND_* variables; idempotent.
+
+    Returns True when this process is one of several workers.
+    """
+    with _lock:
+        if _state["initialized"]:
+            return num_workers() > 1
+        coordinator = coordinator or os.environ.get(ENV_COORDINATOR)
+        num_processes = num_processes if num_processes is not None else _env_int(ENV_NUM_PROCESSES)
+        process_id = process_id if process_id is not None else _env_int(ENV_PROCESS_ID)
+        if not coordinator or not num_processes or num_processes <= 1:
+            return False
+        if process_id is None or not 0 <= process_id < num_processes:
+            raise MXNetError(f"{ENV_PROCESS_ID}={process_id} must be in 0..{num_processes - 1} "
+                             f"({ENV_NUM_PROCESSES}={num_processes})")
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        try:
+            jax.distributed.initialize(coordinator, num_processes, process_id, initialization_timeout=timeout)
+        except Exception as e:  # JAX raises RuntimeError / XlaRuntimeError with a long message
+            raise MXNetError(f"worker {process_id} of {num_processes} could not join the coordinator at "
+                             f"{coordinator}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        _state["initialized"] = True
+        return True
+
+
+def rank() -> int:
+    return jax.process_index()
+
+
+def num_workers() -> int:
+    return jax.process_count()
+
+
+def is_distributed() -> bool:
+    return jax.process_count() > 1
+
+
+def worker_devices(local_devices) -> list:
+    """The devices of every worker that stand where `local_devices` stand here, rank-major.
+
+    Every worker is assumed to use the same contexts (same local indices), as MXNet's
+    dist_sync jobs did.
+    """
+    local = jax.local_devices(backend=local_devices[0].platform)
+    positions = [local.index(d) for d in local_devices]
+    by_proc: dict = {}
+    for d in jax.devices(local_devices[0].platform):
+        by_proc.setdefault(d.process_index, []).append(d)
+    out = []
+    for p in sorted(by_proc):
+        devs = sorted(by_proc[p], key=lambda d: d.id)
+        if max(positions) >= len(devs):
+            raise MXNetError(f"worker {p} has {len(devs)} {local_devices[0].platform} device(s); this worker "
+                             f"uses local devices {positions}")
+        out.extend(devs[i] for i in positions)
+    return out
+
+
+_SUMS: dict = {}
+
+
+def allreduce_sum(arrays, device=None) -> list:
+    """Sum same-shaped arrays over all workers in one collective; returns local arrays.
+
+    `arrays`: this worker's values (numpy or jax), all placed on `device` (default: the
+    first local device). One compiled program per (shapes, dtypes).
+    """
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    device = device or jax.local_devices()[0]
+    devices = worker_devices([device])
+    n = len(devices)
+    vals = [jax.device_put(np.asarray(a) if not isinstance(a, jax.Array) else a, device) for a in arrays]
+    vals = [v.reshape((1,) + v.shape) for v in vals]
+    key = (tuple(str(d) for d in devices), tuple((v.shape, v.dtype.name) for v in vals))
+    entry = _SUMS.get(key)
+    if entry is None:
+        mesh = Mesh(np.array(devices), ("w",))
+        sharding = NamedSharding(mesh, P("w"))
+        fn = jax.jit(jax.shard_map(lambda xs: jax.lax.psum(xs, "w"), mesh=mesh, in_specs=(P("w"),),
+                                   out_specs=P("w"), check_vma=False))
+        entry = _SUMS[key] = (fn, sharding)
+    fn, sharding = entry
+    glob = tuple(jax.make_array_from_single_device_arrays((n,) + v.shape[1:], sharding, [v]) for v in vals)
+    return [o.addressable_data(0)[0] for o in fn(glob)]
+
+
+def barrier(name: str = "jbind_barrier") -> None:
+    """Block until every worker reaches the same barrier."""
+    if not is_distributed():
+        return
+    from jax.experimental import multihost_utils
+    multihost_utils.sync_global_devices(name)
+
+
+def broadcast_from_rank0(arrays) -> list:
+    """Rank 0's values on every worker (numpy arrays), in one collective."""
+    if not is_distributed():
+        return [np.asarray(a) for a in arrays]
+    from jax.experimental import multihost_utils
+    return [np.asarray(x) for x in multihost_utils.broadcast_one_to_all(tuple(np.asarray(a) for a in arrays))]
