@@ -84,3 +84,27 @@ def test_dcasgd_with_momentum_runs():
     w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
     opt.update(0, w, g, opt.create_state(0, w))
     assert np.all(w.asnumpy() < 1)
+
+
+def test_bucket_key_beyond_every_declared_bucket_is_an_error():
+    """MXNet binds any new bucket key; once buckets are declared (by the iterator's
+    `buckets` in fit, or precompile), jbind refuses a key larger than all of them."""
+    import pytest
+
+    def sym_gen(seq_len):
+        data = mx.sym.Variable("data")
+        pred = mx.sym.FullyConnected(mx.sym.Reshape(data, shape=(-1, 1)), num_hidden=2, name="fc")
+        return mx.sym.SoftmaxOutput(pred, mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,)),
+                                    name="softmax"), ("data",), ("softmax_label",)
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=4)
+    mod.bind([("data", (2, 4))], [("softmax_label", (2, 4))])
+    mod.init_params()
+    mod.precompile([2, 4], wait=True)
+
+    def batch(t):
+        return mx.io.DataBatch([mx.nd.zeros((2, t))], [mx.nd.zeros((2, t))], bucket_key=t,
+                               provide_data=[("data", (2, t))], provide_label=[("softmax_label", (2, t))])
+    mod.forward(batch(3), is_train=False)  # undeclared but within the buckets: bound, as MXNet
+    assert mod.get_outputs()[0].shape == (6, 2)
+    with pytest.raises(mx.base.MXNetError, match=r"bucket key 5 is larger than every declared bucket \[2, 4\]"):
+        mod.forward(batch(5), is_train=False)

@@ -38,6 +38,7 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         self._grad_req = None
         self._symbol = symbol
+        self._declared: list = []  # bucket keys declared by the iterator or precompile()
 
     def _call_sym_gen(self, key):
         out = self._sym_gen(key)
@@ -140,6 +141,7 @@ class BucketingModule(BaseModule):
         if not self.binded:
             raise MXNetError("call bind before switching bucket")
         if bucket_key not in self._buckets:
+            self._check_declared(bucket_key)
             symbol, data_names, label_names = self._call_sym_gen(bucket_key)
             module = self._new_module(symbol, data_names, label_names)
             module.bind(data_shapes, label_shapes, self._curr_module.for_training,
@@ -148,6 +150,20 @@ class BucketingModule(BaseModule):
             self._buckets[bucket_key] = module
         self._curr_module = self._buckets[bucket_key]
         self._curr_bucket_key = bucket_key
+
+    def _check_declared(self, key):
+        """A key beyond every declared bucket is a data error (a sentence too long for
+        the buckets), not a new bucket to compile: say so (jbind; MXNet binds it)."""
+        if not self._declared:
+            return
+        try:
+            too_big = all(key > k for k in self._declared)
+        except TypeError:  # keys that don't compare (tuples of mixed types): no check
+            return
+        if too_big:
+            raise MXNetError(f"bucket key {key!r} is larger than every declared bucket "
+                             f"{sorted(self._declared)}; add a bucket at least that large, or drop longer "
+                             "samples in the data iterator")
 
     def init_optimizer(self, kvstore="local", optimizer="sgd", optimizer_params=(("learning_rate", 0.01),),
                        force_init=False):
@@ -189,6 +205,8 @@ class BucketingModule(BaseModule):
             raise MXNetError("bind the module before precompile()")
         current = self._curr_bucket_key
         modules = {}
+        bucket_keys = list(bucket_keys)
+        self._declare(bucket_keys)
         for key in bucket_keys:
             data, label = shapes_fn(key) if shapes_fn is not None else self._bucket_shapes(key)
             self.switch_bucket(key, data, label)
@@ -207,6 +225,11 @@ class BucketingModule(BaseModule):
         # the first batch does not share the CPU with every other bucket's compile.
         keys = getattr(train_data, "buckets", None)
         self._pending_precompile = sorted(set(keys), reverse=True) if keys else None
+        if keys:
+            self._declare(keys)
+
+    def _declare(self, keys):
+        self._declared = list(dict.fromkeys(list(self._declared) + list(keys) + [self._default_bucket_key]))
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Bind the next batch's bucket ahead of time (as MXNet does)."""
