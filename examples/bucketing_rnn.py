@@ -45,6 +45,7 @@ parser.add_argument("--batch-size", type=int, default=32, help="the batch size."
 parser.add_argument("--disp-batches", type=int, default=50, help="show progress for every n batches")
 parser.add_argument("--max-batches", type=int, default=None, help="stop each epoch after this many batches")
 parser.add_argument("--buckets", type=str, default="10,20,30,40,50,60")
+parser.add_argument("--seed", type=int, default=None, help="seed python, numpy and mx.random (init, batch order)")
 
 
 def tokenize_text(fname, vocab=None, invalid_label=-1, start_label=0):
@@ -82,6 +83,13 @@ def main():
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)-15s %(message)s", stream=sys.stdout)
     buckets = [int(b) for b in args.buckets.split(",")]
+    if args.seed is not None:
+        import random
+
+        import numpy as np
+        random.seed(args.seed)
+        np.random.seed(args.seed)
+        mx.random.seed(args.seed)
     start_label = 1
     invalid_label = 0
     train_sent, vocab = tokenize_text(args.data, start_label=start_label, invalid_label=invalid_label)
@@ -135,9 +143,14 @@ class Report:
     def __init__(self, batch_size):
         self.batch_size, self.tokens, self.t0 = batch_size, 0, time.time()
         self.train, self.valid = [], []
+        self.batches, self.first, self.last = 0, None, None
 
     def batch(self, param):
         self.tokens += int(param.locals["data_batch"].data[0].size)
+        self.batches += 1
+        self.last = time.time()
+        if self.first is None:
+            self.first = self.last
 
     def epoch(self, epoch, symbol, arg_params, aux_params):
         dt = time.time() - self.t0
@@ -148,6 +161,10 @@ class Report:
         self.valid.append(param.eval_metric.get()[1])
 
     def summary(self, model, plot):
+        start = process_start()
+        if self.first is not None:
+            logging.info("first batch %.2f s after process start; %d batches in %.2f s from process start",
+                         self.first - start, self.batches, self.last - start)
         stats = mx.compile.stats()
         logging.info("compile report: %d executables compiled in %.1f s, %d cache hits",
                      stats["misses"], stats["compile_seconds"], stats["hits"])
@@ -166,6 +183,20 @@ class Report:
             fig.savefig(plot, dpi=100)
             logging.info("wrote %s", plot)
 
+
+def process_start() -> float:
+    """When this process started (Linux /proc; else when this script was imported)."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return _IMPORTED
+
+
+_IMPORTED = time.time()
 
 if __name__ == "__main__":
     main()

@@ -128,3 +128,21 @@ def test_cli_all_quick_writes_every_figure(tmp_path):
     figs = doc["figures"]
     assert figs["bind.1ctx.compiles_warm"]["median"] == 0          # cached buckets never recompile
     assert figs["memory.store_kg"]["median"] == figs["memory.store_kg"]["baseline"]["median"]  # one copy
+
+
+def test_num_layers_option_reaches_the_config_and_is_checked(monkeypatch):
+    from jbind.bench import _cli
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(cfg):
+        seen["lm"] = cfg.lm_model
+        raise Stop
+    monkeypatch.setattr(_cli._module("train"), "run", fake_run)
+    with pytest.raises(Stop):
+        cli_run(["train", "--quick", "--num-layers", "5"])
+    assert seen["lm"][0] == 5
+    with pytest.raises(BenchError, match="--num-layers 0"):
+        cli_run(["train", "--quick", "--num-layers", "0"])

@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds each (CI smoke)")
     common.add_argument("--plot", metavar="PATH", help="PNG of compile time per bucket and tokens/s (matplotlib)")
     common.add_argument("--contexts", type=int, metavar="N", help="contexts of the multi-context bind (default 2)")
+    common.add_argument("--num-layers", type=int, metavar="N",
+                        help="LSTM layers of the bucketing LM (compile, train; default 2)")
     p = argparse.ArgumentParser(prog="jbind-bench", description="jbind's benchmarks, each figure next to a "
                                 "hand-written JAX baseline measured in the same run.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -90,6 +92,10 @@ def run(argv=None) -> int:
     cfg = Config.quick_config(args.repeat) if args.quick else Config.full(args.command == "all", args.repeat)
     if args.contexts is not None:
         cfg = dataclasses.replace(cfg, contexts=args.contexts)
+    if args.num_layers is not None:
+        if args.num_layers < 1:
+            raise BenchError(f"--num-layers {args.num_layers}: need at least one layer")
+        cfg = dataclasses.replace(cfg, lm_model=(args.num_layers,) + tuple(cfg.lm_model[1:]))
     from ..compile import persistent_cache_dir
     import jax
     print(f"jbind-bench {args.command}{' --quick' if cfg.quick else ''}: jax {jax.__version__} on "

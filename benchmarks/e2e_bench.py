@@ -1,0 +1,74 @@
+"""End to end: the README's example for 200 batches, from process start, cold and warm.
+
+    taskset -c 0 python benchmarks/e2e_bench.py [--batches 200] [--seeds 1,2,3] [--json PATH]
+
+Runs `examples/bucketing_rnn.py --max-batches N --num-epochs 1` in fresh processes:
+first with an empty persistent cache directory (cold: every compile included), then
+again with the cache that run filled (warm), for the first seed; then once per further
+seed (warm) for the spread of the train perplexity. Reports, per run, the time from
+process start to the first and to the last trained batch (the example measures it from
+/proc) and the cumulative train perplexity over the N batches, next to MXNet 1.9.1's
+figures for the same script on one core (issue #5: 200 batches in 31.5 s, first batch
+1.7 s after start, perplexity 6498.5 / 6592.6 / 5665.5 for seeds 1..3).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(os.path.dirname(HERE), "examples", "bucketing_rnn.py")
+MXNET = {"batches_s": 31.5, "first_batch_s": 1.7, "perplexity": {1: 6498.5, 2: 6592.6, 3: 5665.5}}
+
+TIMES = re.compile(r"first batch ([\d.]+) s after process start; (\d+) batches in ([\d.]+) s")
+PPL = re.compile(r"Epoch\[0\] Train-perplexity=([\d.]+)")
+
+
+def run_example(batches, seed, cache_dir, extra=()):
+    cmd = [sys.executable, EXAMPLE, "--max-batches", str(batches), "--num-epochs", "1", "--seed", str(seed),
+           "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise SystemExit(f"the example failed ({proc.returncode}):\n{out[-3000:]}")
+    times, ppl = TIMES.search(out), PPL.search(out)
+    if not times or not ppl:
+        raise SystemExit(f"could not find the timing / perplexity lines in the example's output:\n{out[-3000:]}")
+    return {"first_batch_s": float(times.group(1)), "batches": int(times.group(2)),
+            "batches_s": float(times.group(3)), "perplexity": float(ppl.group(1))}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batches", type=int, default=200)
+    p.add_argument("--seeds", default="1,2,3")
+    p.add_argument("--json", help="write the runs here (atomically)")
+    args = p.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="jbind-e2e-cache-") as cache:
+        for i, seed in enumerate([seeds[0]] + seeds):
+            kind = "cold" if i == 0 else "warm"
+            r = run_example(args.batches, seed, cache)
+            r.update(kind=kind, seed=seed)
+            runs.append(r)
+            ref = MXNET["perplexity"].get(seed)
+            print(f"{kind:4s} seed {seed}: first batch {r['first_batch_s']:.2f} s, {r['batches']} batches "
+                  f"{r['batches_s']:.2f} s from process start (MXNet {MXNET['batches_s']} s: "
+                  f"{r['batches_s'] / MXNET['batches_s']:.2f}x), train perplexity {r['perplexity']:.1f}"
+                  + (f" (MXNet seed {seed}: {ref})" if ref else ""), flush=True)
+    lo, hi = min(MXNET["perplexity"].values()), max(MXNET["perplexity"].values())
+    ppls = [r["perplexity"] for r in runs]
+    print(f"perplexity after {args.batches} batches: jbind {min(ppls):.1f}..{max(ppls):.1f}, "
+          f"MXNet seeds 1..3 {lo}..{hi}; all inside: {all(lo <= x <= hi for x in ppls)}")
+    if args.json:
+        from jbind.io_util import atomic_write_bytes
+        atomic_write_bytes(args.json, json.dumps({"mxnet": MXNET, "runs": runs}, indent=1).encode())
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
