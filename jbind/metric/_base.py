@@ -237,3 +237,24 @@ def np(numpy_feval, name=None, allow_extra_outputs=False) -> CustomMetric:  # no
     feval.__name__ = numpy_feval.__name__
     return CustomMetric(feval, name, allow_extra_outputs)
 
+
+
+def over_all_workers(metric: EvalMetric) -> EvalMetric:
+    """A copy of `metric` whose sums and counts are those of every worker together
+    (one collective). Exact for metrics kept as (sum, count), as MXNet's are; with one
+    process, a plain copy."""
+    import copy
+
+    from .. import distributed
+    out = copy.deepcopy(metric)
+    leaves = list(getattr(out, "metrics", None) or [out])
+    fields = ("sum_metric", "num_inst", "global_sum_metric", "global_num_inst")
+    if distributed.is_distributed():
+        values = numpy.array([float(getattr(m, f)) for m in leaves for f in fields], dtype=numpy.float32)
+        summed = numpy.asarray(distributed.allreduce_sum([values])[0], dtype=numpy.float64)
+        it = iter(summed)
+        for m in leaves:
+            for f in fields:
+                v = next(it)
+                setattr(m, f, int(round(v)) if f.endswith("num_inst") else float(v))
+    return out

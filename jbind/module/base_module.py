@@ -168,8 +168,9 @@ class BaseModule:
                     bar.update(1)
             if bar is not None:
                 bar.close()
-            for name, val in eval_metric.get_global_name_value() if hasattr(eval_metric, "get_global_name_value") \
-                    else eval_metric.get_name_value():
+            shown = self._over_workers(eval_metric)
+            for name, val in shown.get_global_name_value() if hasattr(shown, "get_global_name_value") \
+                    else shown.get_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
             toc = time.time()
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, toc - tic)
@@ -179,11 +180,26 @@ class BaseModule:
                 for cb in _as_list(epoch_end_callback):
                     cb(epoch, self.symbol, arg_params, aux_params)
             if eval_data:
+                validation_metric = _create_metric(validation_metric)
                 res = self.score(eval_data, validation_metric, score_end_callback=eval_end_callback,
                                  batch_end_callback=eval_batch_end_callback, epoch=epoch)
+                if self._is_dist():
+                    res = self._over_workers(validation_metric).get_name_value()
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _is_dist(self) -> bool:
+        mod = getattr(self, "_curr_module", None) or self
+        return bool(getattr(mod, "_dist", False))
+
+    def _over_workers(self, metric):
+        """With dist_sync, fit logs metrics over every worker's batches (jbind; MXNet
+        logs each worker's own)."""
+        if not self._is_dist():
+            return metric
+        from ..metric._base import over_all_workers
+        return over_all_workers(metric)
 
     def train_step(self, data_batch):
         """One training step: forward_backward then update (modules may fuse them)."""
