@@ -12,6 +12,8 @@ from . import export  # noqa: F401
 from . import callback, module
 from . import module as mod
 from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
 from . import initializer as init  # noqa: F401
 from . import ndarray as nd
 from . import symbol as sym

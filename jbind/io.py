@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 import jax.numpy as jnp
 import numpy as np
 
+from .base import MXNetError
 from .ndarray import NDArray
 from .ndarray import array as _nd_array
 from .ndarray import concat as _nd_concat
@@ -213,6 +214,15 @@ def _init_data(data, allow_empty, default_name):
     return list(sorted(out.items()))
 
 
+def check_part(num_parts, part_index) -> None:
+    """Validate a `num_parts` / `part_index` pair (one part per worker)."""
+    if not isinstance(num_parts, (int, np.integer)) or isinstance(num_parts, bool) or num_parts < 1:
+        raise MXNetError(f"num_parts must be a positive int, got {num_parts!r}")
+    if not isinstance(part_index, (int, np.integer)) or isinstance(part_index, bool) \
+            or not 0 <= part_index < num_parts:
+        raise MXNetError(f"part_index must be in 0..{num_parts - 1} (num_parts={num_parts}), got {part_index!r}")
+
+
 def _slice_along(arr: NDArray, start, end, axis) -> NDArray:
     idx = [slice(None)] * arr.ndim
     idx[axis] = slice(start, end)
@@ -233,16 +243,33 @@ class NDArrayIter(DataIter):
         data_name: name of a single data array.
         label_name: name of a single label array.
         layout: axis layout; 'N' marks the batch axis.
+        num_parts: split the examples into this many contiguous parts (one per worker of a
+            `dist_sync` job) and read only one (jbind extension; MXNet's C++ iterators'
+            argument, with MNISTIter's split: part k holds examples
+            `[int(n / num_parts * k), int(n / num_parts * (k + 1)))`). Parts differ by at most
+            one example, so their batch counts can differ by one: with several workers,
+            give every part the same number of batches (n a multiple of num_parts).
+        part_index: which part this iterator reads, 0 .. num_parts - 1.
     """
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
-                 data_name="data", label_name="softmax_label", layout="NCHW"):
+                 data_name="data", label_name="softmax_label", layout="NCHW", num_parts=1, part_index=0):
         super().__init__(batch_size)
         if last_batch_handle not in ("pad", "discard", "roll_over"):
             raise ValueError(f"last_batch_handle must be 'pad', 'discard' or 'roll_over', "
                              f"got {last_batch_handle!r}")
+        check_part(num_parts, part_index)
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        self.num_parts, self.part_index = num_parts, part_index
+        if num_parts > 1:
+            axis = layout.find("N")
+            n = self.data[0][1].shape[axis]
+            start, end = int(n / num_parts * part_index), int(n / num_parts * (part_index + 1))
+            if start == end:
+                raise MXNetError(f"NDArrayIter: {n} examples leave part {part_index} of {num_parts} empty")
+            self.data = [(k, _slice_along(v, start, end, axis)) for k, v in self.data]
+            self.label = [(k, _slice_along(v, start, end, axis)) for k, v in self.label]
         self.idx = np.arange(self.data[0][1].shape[0])
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle

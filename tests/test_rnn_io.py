@@ -139,3 +139,69 @@ def test_data_desc_and_base_iter():
     assert [b.data[0].asscalar() for b in batches] == [1, 2] and batches[0].index is None
     with pytest.raises(TypeError):
         mx.io.DataBatch(mx.nd.ones((1,)))
+
+
+# --- one part per worker (num_parts / part_index, jbind extension) ------------------------------
+def _batches(it, epochs=2):
+    out = []
+    for _ in range(epochs):
+        it.reset()
+        out.append([(b.bucket_key, b.data[0].asnumpy(), b.label[0].asnumpy(), b.pad) for b in it])
+    return out
+
+
+@pytest.mark.parametrize("kw", [{}, {"buckets": [4, 8, 10], "layout": "TN", "invalid_label": 0}])
+def test_bucket_sentence_iter_parts_split_the_global_batches(kw, capsys):
+    """Parts 0 and 1 at batch 3, concatenated, are the batches of one iterator at batch 6, step by step."""
+    axis = 1 if kw.get("layout") == "TN" else 0
+    whole = _batches(mx.rnn.BucketSentenceIter(rc.sentences(), 6, seed=5, **dict(kw)))
+    parts = [_batches(mx.rnn.BucketSentenceIter(rc.sentences(), 3, num_parts=2, part_index=k, seed=5, **dict(kw)))
+             for k in range(2)]
+    assert sum(len(e) for e in whole) > 4
+    for e, epoch in enumerate(whole):
+        assert len(parts[0][e]) == len(parts[1][e]) == len(epoch)
+        for (key, data, label, _), p0, p1 in zip(epoch, parts[0][e], parts[1][e]):
+            assert key == p0[0] == p1[0]
+            assert p0[1].shape[axis] == 3
+            np.testing.assert_array_equal(np.concatenate([p0[1], p1[1]], axis=axis), data)
+            np.testing.assert_array_equal(np.concatenate([p0[2], p1[2]], axis=axis), label)
+    assert whole[0] != whole[1] or len(whole[0]) == 1  # reset reshuffles, alike on every part
+    capsys.readouterr()
+
+
+def test_bucket_sentence_iter_seed_is_seeding_the_global_rngs(capsys):
+    """seed=s shuffles as MXNet does after random.seed(s) and np.random.seed(s)."""
+    want = IO["bucket"]["auto_nt"]
+    rc.seed_all(99)
+    it = mx.rnn.BucketSentenceIter(rc.sentences(), seed=11, **rc.BUCKET_ITERS["auto_nt"])
+    assert rc.record_batches(it, epochs=2) == want["epochs"]
+    a = mx.rnn.BucketSentenceIter(rc.sentences(), 2, num_parts=2, part_index=0)  # seed 0 by default
+    b = mx.rnn.BucketSentenceIter(rc.sentences(), 2, num_parts=2, part_index=0, seed=0)
+    assert [x.bucket_key for x in a] == [x.bucket_key for x in b]
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("num_parts,part_index", [(2, 2), (2, -1), (0, 0), (2.0, 0), (2, True)])
+def test_bad_parts(num_parts, part_index, capsys):
+    with pytest.raises(mx.MXNetError, match="num_parts|part_index"):
+        mx.rnn.BucketSentenceIter(rc.sentences(), 2, num_parts=num_parts, part_index=part_index)
+    with pytest.raises(mx.MXNetError, match="num_parts|part_index"):
+        mx.io.NDArrayIter(np.zeros((8, 2)), batch_size=2, num_parts=num_parts, part_index=part_index)
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("n", [8, 10])
+def test_ndarray_iter_parts_are_contiguous_shares(n):
+    """Part k reads examples [int(n / p * k), int(n / p * (k + 1))), as MXNet's MNISTIter splits."""
+    x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+    y = np.arange(n, dtype=np.float32)
+    for k in range(3):
+        it = mx.io.NDArrayIter(x, y, batch_size=2, num_parts=3, part_index=k, last_batch_handle="discard")
+        lo, hi = int(n / 3 * k), int(n / 3 * (k + 1))
+        for _ in range(2):  # reset() keeps the part
+            it.reset()
+            labels = np.concatenate([b.label[0].asnumpy() for b in it])
+            np.testing.assert_array_equal(labels, y[lo:lo + (hi - lo) // 2 * 2])
+        assert it.provide_data[0].shape == (2, 2)
+    with pytest.raises(mx.MXNetError, match="empty"):
+        mx.io.NDArrayIter(x[:2], batch_size=1, num_parts=3, part_index=0)

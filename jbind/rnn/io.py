@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from ..io import DataBatch, DataDesc, DataIter
+from ..io import DataBatch, DataDesc, DataIter, check_part
 from ..ndarray import array as _nd_array
 from ._base import _check
 
@@ -58,6 +58,14 @@ class BucketSentenceIter(DataIter):
     with `invalid_label`. Every `reset()` shuffles the batch order (Python's `random`) and
     the sentences in each bucket (numpy's global random state), as MXNet does.
 
+    Sharding (jbind extension, for `dist_sync` jobs): every worker builds the plan of one
+    iterator with batch size `batch_size * num_parts` (the global batch): the same
+    buckets, batches and shuffles, from RNGs seeded with `seed`, so all workers are at the
+    same bucket at every step. Worker `part_index` then reads rows
+    `[part_index * batch_size, (part_index + 1) * batch_size)` of each global batch: the
+    parts' batches, concatenated in part order along the batch axis, are the batches of
+    `BucketSentenceIter(sentences, batch_size * num_parts, ..., seed=seed)`, step by step.
+
     Args:
         sentences: encoded sentences (lists of ints).
         batch_size: sentences per batch.
@@ -68,13 +76,26 @@ class BucketSentenceIter(DataIter):
         label_name: name of the label input.
         dtype: dtype of data and label.
         layout: 'NT' (batch, time) or 'TN' (time, batch).
+        num_parts: how many workers share each global batch (jbind extension).
+        part_index: this worker's part, 0 .. num_parts - 1.
+        seed: seed of the iterator's own shuffling RNGs; None: the global ones (MXNet's
+            behaviour), or 0 when `num_parts > 1` (every worker must shuffle alike).
     """
 
     def __init__(self, sentences, batch_size, buckets=None, invalid_label=-1, data_name="data",
-                 label_name="softmax_label", dtype="float32", layout="NT"):
+                 label_name="softmax_label", dtype="float32", layout="NT", num_parts=1, part_index=0,
+                 seed=None):
         super().__init__()
+        check_part(num_parts, part_index)
+        self.num_parts, self.part_index = num_parts, part_index
+        if seed is None and num_parts > 1:
+            seed = 0
+        self.seed = seed
+        self._py_random, self._np_random = (random, np.random) if seed is None else \
+            (random.Random(seed), np.random.RandomState(seed))
+        global_batch = batch_size * num_parts
         if not buckets:
-            buckets = [i for i, j in enumerate(np.bincount([len(s) for s in sentences])) if j >= batch_size]
+            buckets = [i for i, j in enumerate(np.bincount([len(s) for s in sentences])) if j >= global_batch]
         buckets.sort()
 
         ndiscard = 0
@@ -119,16 +140,16 @@ class BucketSentenceIter(DataIter):
 
         self.idx = []
         for i, buck in enumerate(self.data):
-            self.idx.extend([(i, j) for j in range(0, len(buck) - batch_size + 1, batch_size)])
+            self.idx.extend([(i, j) for j in range(0, len(buck) - global_batch + 1, global_batch)])
         self.curr_idx = 0
         self.reset()
 
     def reset(self):
         """Shuffle the batches and the sentences in each bucket; start again."""
         self.curr_idx = 0
-        random.shuffle(self.idx)
+        self._py_random.shuffle(self.idx)
         for buck in self.data:
-            np.random.shuffle(buck)
+            self._np_random.shuffle(buck)
         self.nddata = []
         self.ndlabel = []
         for buck in self.data:
@@ -143,6 +164,7 @@ class BucketSentenceIter(DataIter):
         if self.curr_idx == len(self.idx):
             raise StopIteration
         i, j = self.idx[self.curr_idx]
+        j += self.part_index * self.batch_size  # this worker's rows of the global batch
         self.curr_idx += 1
         data = self.nddata[i][j:j + self.batch_size]
         label = self.ndlabel[i][j:j + self.batch_size]

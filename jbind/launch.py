@@ -1,0 +1,229 @@
+"""`python -m jbind.launch`: start the workers of a `jbind.distributed` job on this machine.
+
+    python -m jbind.launch -n 2 train.py --kv-store dist_sync
+    python -m jbind.launch -n 2 --coordinator 127.0.0.1:29500 -m mypackage.train --epochs 3
+
+Each worker is `python SCRIPT ARGS...` (or `python -m MODULE ARGS...`) with the same
+Python, and JBIND_COORDINATOR / JBIND_NUM_PROCESSES / JBIND_PROCESS_ID set; `import
+jbind` joins the job from them. Every line a worker prints comes out prefixed with its
+rank, `[0] ...`, on the launcher's stdout or stderr. When a worker fails, the others are
+stopped (SIGTERM, then SIGKILL after `--grace` seconds; a worker in a JAX job takes SIGTERM
+as a preemption notice and keeps running, so it is the SIGKILL that ends it) and the
+launcher exits with the failed worker's code (128 + the signal for a worker killed by
+one). Ctrl-C stops every worker; so does killing the launcher (on Linux). It exits 0
+when every worker does.
+
+Several machines: run one launcher per machine with the same `--coordinator` (a free port
+on the machine of rank 0), `--num-processes` (all workers) and each machine's own
+`--first-rank`; or set the three variables for each worker yourself (a scheduler's job
+script), as jbind/distributed.py describes.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from .distributed import ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PROCESS_ID
+
+__all__ = ["free_port", "launch", "main", "worker_envs"]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on now (the OS's pick)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def worker_envs(num_local: int, coordinator: str, num_processes: int | None = None, first_rank: int = 0,
+                extra: dict | None = None, base: dict | None = None) -> list:
+    """The environment of each local worker: `base` (default os.environ), `extra`, and the job's variables."""
+    total = num_processes if num_processes is not None else num_local
+    if num_local < 1:
+        raise ValueError(f"the number of workers must be at least 1, got {num_local}")
+    if not 0 <= first_rank or first_rank + num_local > total:
+        raise ValueError(f"ranks {first_rank}..{first_rank + num_local - 1} do not fit in a job of {total} workers")
+    envs = []
+    for i in range(num_local):
+        env = dict(os.environ if base is None else base)
+        env.update(extra or {})
+        env.update({ENV_COORDINATOR: coordinator, ENV_NUM_PROCESSES: str(total),
+                    ENV_PROCESS_ID: str(first_rank + i), "PYTHONUNBUFFERED": "1"})
+        envs.append(env)
+    return envs
+
+
+def _pump(pipe, out, prefix: bytes, lock: threading.Lock) -> None:
+    for line in iter(pipe.readline, b""):
+        if not line.endswith(b"\n"):
+            line += b"\n"
+        with lock:
+            try:
+                out.write(prefix + line)
+                out.flush()
+            except (BrokenPipeError, ValueError):  # the launcher's own output went away: keep draining
+                pass
+    pipe.close()
+
+
+def _die_with_parent():
+    """A preexec_fn: the kernel sends SIGKILL to the worker when the launcher dies (Linux),
+    so a launcher killed outright (a scheduler's timeout) leaves no worker behind."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def _signal_group(proc, sig) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(procs, grace: float) -> None:
+    """SIGTERM every running worker (its whole process group), SIGKILL what is left after `grace` s."""
+    running = [p for p in procs if p.poll() is None]
+    for p in running:
+        _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in running:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for p in procs:
+        if p.poll() is None:
+            _signal_group(p, signal.SIGKILL)
+        p.wait()
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class _Terminated(Exception):
+    pass
+
+
+def launch(cmd: list, envs: list, ranks: list, grace: float = 3.0, poll: float = 0.05) -> int:
+    """Run `cmd` once per environment in `envs`, prefixing output with `ranks`; the launcher's exit code."""
+    lock = threading.Lock()
+    procs, pumps = [], []
+    note = None
+
+    def on_term(signum, frame):
+        raise _Terminated
+
+    old = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    try:
+        preexec = _die_with_parent()
+        for env in envs:
+            # its own process group: Ctrl-C reaches the launcher only, which stops the workers in order
+            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          start_new_session=True, preexec_fn=preexec))
+        for p, rank in zip(procs, ranks):  # threads after every fork: preexec_fn and threads do not mix
+            prefix = f"[{rank}] ".encode()
+            for pipe, out in ((p.stdout, sys.stdout), (p.stderr, sys.stderr)):
+                t = threading.Thread(target=_pump, args=(pipe, getattr(out, "buffer", out), prefix, lock),
+                                     daemon=True)
+                t.start()
+                pumps.append(t)
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = [(r, c) for r, c in zip(ranks, codes) if c not in (None, 0)]
+            if failed:
+                (rank, c), code = failed[0], _exit_code(failed[0][1])
+                how = f"was killed by signal {-c}" if c < 0 else f"exited with code {c}"
+                note = f"worker {rank} {how}; stopping the others"
+                break
+            if all(c == 0 for c in codes):
+                code, note = 0, None
+                break
+            time.sleep(poll)
+    except KeyboardInterrupt:
+        code, note = 128 + signal.SIGINT, "interrupted; stopping every worker"
+    except _Terminated:
+        code, note = 128 + signal.SIGTERM, "terminated; stopping every worker"
+    finally:
+        if note:
+            with lock:
+                print(f"jbind.launch: {note}", file=sys.stderr, flush=True)
+        _stop(procs, grace)
+        for t in pumps:
+            t.join(timeout=grace)
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    return code
+
+
+_VALUED = {"-n", "--num-workers", "--coordinator", "--num-processes", "--first-rank", "--env", "--grace"}
+
+
+def _split(argv: list):
+    """-> (launcher options, program argv): the program starts at `-m`, `--` or the first non-option."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return argv[:i], argv[i + 1:]
+        if a == "-m" or not a.startswith("-"):
+            return argv[:i], argv[i:]
+        if a in _VALUED:
+            i += 2
+        else:
+            i += 1
+    return argv, []
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jbind.launch", description=__doc__.split("\n\n")[0],
+                                usage="%(prog)s -n N [options] (SCRIPT | -m MODULE) [ARGS...]")
+    p.add_argument("-n", "--num-workers", type=int, required=True, help="worker processes to start here")
+    p.add_argument("--coordinator", help="HOST:PORT of rank 0's coordinator (default 127.0.0.1 and a free port)")
+    p.add_argument("--num-processes", type=int, help="workers in the whole job, over every machine (default -n)")
+    p.add_argument("--first-rank", type=int, default=0, help="rank of this machine's first worker (default 0)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VAL", help="set in every worker (repeatable)")
+    p.add_argument("--grace", type=float, default=3.0, help="seconds between SIGTERM and SIGKILL (default 3)")
+    return p
+
+
+def main(argv: list | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    opts, program = _split(argv)
+    parser = _parser()
+    args = parser.parse_args(opts)
+    if not program or program == ["-m"]:
+        parser.error("give the worker's SCRIPT (or -m MODULE) and its arguments")
+    extra = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--env takes KEY=VAL, got {item!r}")
+        extra[key] = value
+    total = args.num_processes if args.num_processes is not None else args.num_workers
+    if args.coordinator is None and total > args.num_workers:
+        parser.error("a job over several machines needs --coordinator HOST:PORT (on the machine of rank 0)")
+    coordinator = args.coordinator or f"127.0.0.1:{free_port()}"
+    try:
+        envs = worker_envs(args.num_workers, coordinator, total, args.first_rank, extra)
+    except ValueError as e:
+        parser.error(str(e))
+    ranks = [args.first_rank + i for i in range(args.num_workers)]
+    return launch([sys.executable] + program, envs, ranks, grace=args.grace)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
