@@ -35,7 +35,8 @@ parser.add_argument("--num-layers", type=int, default=2, help="number of stacked
 parser.add_argument("--num-hidden", type=int, default=200, help="hidden layer size")
 parser.add_argument("--num-embed", type=int, default=200, help="embedding layer size")
 parser.add_argument("--gpus", type=str, help="list of gpus to run, e.g. 0 or 0,2,5. empty means using cpu")
-parser.add_argument("--kv-store", type=str, default="device", help="key-value store type")
+parser.add_argument("--kv-store", "--kvstore", dest="kv_store", type=str, default="device",
+                    help="key-value store type (dist_sync: one worker of `python -m jbind.launch -n N`)")
 parser.add_argument("--num-epochs", type=int, default=25, help="max num of epochs")
 parser.add_argument("--lr", type=float, default=0.01, help="initial learning rate")
 parser.add_argument("--optimizer", type=str, default="sgd", help="the optimizer type")
@@ -94,9 +95,13 @@ def main():
     invalid_label = 0
     train_sent, vocab = tokenize_text(args.data, start_label=start_label, invalid_label=invalid_label)
     val_sent, _ = tokenize_text(args.valid_data, vocab=vocab, start_label=start_label, invalid_label=invalid_label)
+    kv = mx.kv.create(args.kv_store)
+    # Each worker reads its slice of the same global batches (one part when alone).
+    shard = dict(num_parts=max(kv.num_workers, 1), part_index=kv.rank, seed=args.seed)
     data_train = mx.rnn.BucketSentenceIter(train_sent, args.batch_size, buckets=buckets,
-                                           invalid_label=invalid_label)
-    data_val = mx.rnn.BucketSentenceIter(val_sent, args.batch_size, buckets=buckets, invalid_label=invalid_label)
+                                           invalid_label=invalid_label, **shard)
+    data_val = mx.rnn.BucketSentenceIter(val_sent, args.batch_size, buckets=buckets, invalid_label=invalid_label,
+                                         **shard)
     if args.max_batches:
         data_train = Limited(data_train, args.max_batches)
         data_val = Limited(data_val, max(1, args.max_batches // 4))
@@ -128,7 +133,7 @@ def main():
     model = mx.mod.BucketingModule(sym_gen=sym_gen, default_bucket_key=data_train.default_bucket_key,
                                    context=contexts)
     model.fit(train_data=data_train, eval_data=data_val, eval_metric=mx.metric.Perplexity(invalid_label),
-              kvstore=args.kv_store, optimizer=args.optimizer,
+              kvstore=kv, optimizer=args.optimizer,
               optimizer_params={"learning_rate": args.lr, "momentum": args.mom, "wd": args.wd},
               initializer=mx.init.Xavier(factor_type="in", magnitude=2.34), num_epoch=args.num_epochs,
               batch_end_callback=[mx.callback.Speedometer(args.batch_size, args.disp_batches, auto_reset=False),

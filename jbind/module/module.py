@@ -18,16 +18,13 @@ from .slicing import desc_list
 
 
 def _make_kvstore(kvstore):
-    """A KVStore object for a name (None for 'local'/'device'/None: the fused step sums)."""
+    """A KVStore object for a dist name; None for 'local'/'device' (the fused step sums
+    the devices' gradients itself, which is what those stores did)."""
     if kvstore is None or not isinstance(kvstore, str):
         return kvstore
-    if kvstore in ("local", "device") or not kvstore.startswith("dist"):
-        return None
-    try:
-        from .. import kvstore as kv
-    except ImportError:  # pragma: no cover - the kvstore module is optional here
-        return None
-    return kv.create(kvstore)
+    from .. import kvstore as kv
+    store = kv.create(kvstore)  # checks the name
+    return store if store.type.startswith("dist") else None
 
 
 def _parse_data_desc(names, shapes, what):
