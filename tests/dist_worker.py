@@ -49,6 +49,23 @@ def main():
             for batch in it:
                 mod.forward_backward(batch)
                 mod.update()
+    elif model == "lm":  # the bucketing LM: every worker in the same bucket at every step
+        rng = np.random.default_rng(7)
+        sentences = [list(rng.integers(1, 12, size=rng.integers(2, 9))) for _ in range(160)]
+        it = mx.rnn.BucketSentenceIter(sentences, 8 // parts, buckets=[4, 8], invalid_label=0,
+                                       num_parts=parts, part_index=rank, seed=5)
+        cell = mx.rnn.LSTMCell(num_hidden=6, prefix="lstm_")
+
+        def sym_gen(seq_len):
+            embed = mx.sym.Embedding(mx.sym.Variable("data"), input_dim=12, output_dim=5, name="embed")
+            cell.reset()
+            out, _ = cell.unroll(seq_len, inputs=embed, merge_outputs=True)
+            pred = mx.sym.FullyConnected(mx.sym.Reshape(out, shape=(-1, 6)), num_hidden=12, name="pred")
+            label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+            return mx.sym.SoftmaxOutput(pred, label, name="softmax"), ("data",), ("softmax_label",)
+        mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=it.default_bucket_key, context=mx.cpu(0))
+        mod.fit(it, num_epoch=1, kvstore=kvstore, optimizer="sgd", eval_metric=mx.metric.Perplexity(0),
+                optimizer_params=dict(learning_rate=0.1, momentum=0.9), initializer=mx.init.Xavier())
     else:
         raise SystemExit(f"unknown model {model}")
     arg, aux = mod.get_params()
