@@ -1,10 +1,14 @@
 """Classification metrics: accuracy, top-k, F1, MCC, perplexity, cross-entropy."""
 from __future__ import annotations
 
+import functools
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy
 
+from ..ndarray import NDArray
 from ._base import EvalMetric, _np, alias, check_label_shapes, register
 
 
@@ -161,6 +165,22 @@ class MCC(_BinaryMetric):
         super().__init__(name, output_names, label_names, average)
 
 
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _perplexity_terms(pred, label, axis, use_ignore, ignore_label):
+    """(sum of log max(1e-10, p[label]) over kept labels, number ignored), float32 as MXNet."""
+    label = label.reshape(-1)
+    pred = jnp.moveaxis(pred, axis, -1).reshape(label.size, -1)
+    idx = jnp.clip(label.astype(jnp.int32), 0, pred.shape[1] - 1)
+    picked = jnp.take_along_axis(pred, idx[:, None], axis=1)[:, 0]
+    if use_ignore:
+        ignore = (label == ignore_label).astype(picked.dtype)
+        picked = picked * (1 - ignore) + ignore
+        n_ignored = ignore.sum(dtype=jnp.float32)
+    else:
+        n_ignored = jnp.float32(0)
+    return jnp.log(jnp.maximum(jnp.float32(1e-10), picked)).sum(dtype=jnp.float32), n_ignored
+
+
 @register
 class Perplexity(EvalMetric):
     """exp(mean -log p(label)), skipping labels equal to `ignore_label` (None: keep all).
@@ -180,6 +200,18 @@ class Perplexity(EvalMetric):
             raise ValueError(f"{len(labels)} labels but {len(preds)} predictions")
         loss, num = 0.0, 0
         for label, pred in zip(labels, preds):
+            if isinstance(pred, NDArray) and isinstance(pred._data, jax.Array):
+                # Pick on the device: only one probability per label comes back, not the
+                # whole (batch x vocabulary) matrix.
+                lab = label._data if isinstance(label, NDArray) else numpy.asarray(label)
+                if lab.size != pred.size / pred.shape[self.axis]:
+                    raise ValueError(f"shape mismatch: {lab.shape} vs. {pred.shape}")
+                ign = numpy.float32(0 if self.ignore_label is None else self.ignore_label)
+                terms = _perplexity_terms(pred._data, lab, self.axis % pred.ndim, self.ignore_label is not None, ign)
+                l_sum, n_ignored = (float(x) for x in jax.device_get(terms))
+                loss -= l_sum
+                num += lab.size - int(n_ignored)
+                continue
             label, pred = _np(label), _np(pred)
             if label.size != pred.size / pred.shape[-1]:
                 raise ValueError(f"shape mismatch: {label.shape} vs. {pred.shape}")

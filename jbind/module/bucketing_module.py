@@ -1,7 +1,9 @@
 """BucketingModule: one Module per bucket key, all sharing the default bucket's parameters."""
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import warnings
 
 from ..base import MXNetError
@@ -39,6 +41,7 @@ class BucketingModule(BaseModule):
         self._grad_req = None
         self._symbol = symbol
         self._declared: list = []  # bucket keys declared by the iterator or precompile()
+        self._bind_lock = threading.RLock()
 
     def _call_sym_gen(self, key):
         out = self._sym_gen(key)
@@ -140,16 +143,29 @@ class BucketingModule(BaseModule):
         """Make `bucket_key` current, binding it (sharing the default bucket's module) if new."""
         if not self.binded:
             raise MXNetError("call bind before switching bucket")
-        if bucket_key not in self._buckets:
+        module = self._buckets.get(bucket_key)
+        if module is None:
+            module = self._bucket_module(bucket_key, data_shapes, label_shapes)
+        self._curr_module = module
+        self._curr_bucket_key = bucket_key
+
+    def _bucket_module(self, bucket_key, data_shapes, label_shapes):
+        """The bucket's module, bound now if new, without making it current. Safe from a
+        background thread: sym_gen (whose cells keep state) and binding run under a lock."""
+        with self._bind_lock:
+            module = self._buckets.get(bucket_key)
+            if module is not None:
+                return module
             self._check_declared(bucket_key)
             symbol, data_names, label_names = self._call_sym_gen(bucket_key)
             module = self._new_module(symbol, data_names, label_names)
-            module.bind(data_shapes, label_shapes, self._curr_module.for_training,
-                        self._curr_module.inputs_need_grad, force_rebind=False,
-                        shared_module=self._buckets[self._default_bucket_key], grad_req=self._grad_req)
+            default = self._buckets[self._default_bucket_key]
+            module.bind(data_shapes, label_shapes, default.for_training, default.inputs_need_grad,
+                        force_rebind=False, shared_module=default, grad_req=self._grad_req)
+            if self.optimizer_initialized and default.optimizer_initialized:
+                module.borrow_optimizer(default)
             self._buckets[bucket_key] = module
-        self._curr_module = self._buckets[bucket_key]
-        self._curr_bucket_key = bucket_key
+            return module
 
     def _check_declared(self, key):
         """A key beyond every declared bucket is a data error (a sentence too long for
@@ -203,18 +219,16 @@ class BucketingModule(BaseModule):
         from .precompile import PrecompileJob
         if not self.binded:
             raise MXNetError("bind the module before precompile()")
-        current = self._curr_bucket_key
-        modules = {}
         bucket_keys = list(bucket_keys)
         self._declare(bucket_keys)
-        for key in bucket_keys:
+
+        def bound(key):  # runs on the job's threads: binding is background work too
             data, label = shapes_fn(key) if shapes_fn is not None else self._bucket_shapes(key)
-            self.switch_bucket(key, data, label)
-            if self.optimizer_initialized and not self._curr_module.optimizer_initialized:
-                self._curr_module.borrow_optimizer(self._buckets[self._default_bucket_key])
-            modules[key] = self._curr_module
-        self.switch_bucket(current, None, None)
-        job = PrecompileJob(modules, logger=self.logger)
+            module = self._bucket_module(key, data, label)
+            if self.optimizer_initialized and not module.optimizer_initialized:
+                module.borrow_optimizer(self._buckets[self._default_bucket_key])
+            return module
+        job = PrecompileJob({key: functools.partial(bound, key) for key in bucket_keys}, logger=self.logger)
         if wait:
             job.wait()
         self._precompile_job = job

@@ -9,7 +9,11 @@ import time
 
 
 class PrecompileJob:
-    """Compiles run in the background; `wait()` returns {bucket_key: seconds}."""
+    """Compiles run in the background; `wait()` returns {bucket_key: seconds}.
+
+    `modules`: {bucket_key: a module, or a callable that binds and returns it (run on
+    the job's threads too)}.
+    """
 
     def __init__(self, modules: dict, logger=logging, threads: int | None = None):
         if threads is None:  # leave a core to training
@@ -23,6 +27,8 @@ class PrecompileJob:
 
     def _one(self, key, mod):
         from ..compile.cache import CACHE
+        if callable(mod):
+            mod = mod()
         with CACHE.pinning():  # declared buckets stay compiled whatever else is bound later
             seconds = mod.compile_training()
         if seconds > 0.05:

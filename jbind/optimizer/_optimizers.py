@@ -8,7 +8,7 @@ first. Hyperparameters that MXNet's C++ kernels hold as float32 are rounded the 
 from __future__ import annotations
 
 import jax.numpy as jnp
-import optax
+from ._lazy import optax
 
 from ._base import Optimizer, register
 from ._transforms import (clip_weights, delay_compensation, f32, ftml, ftrl, nag_momentum, one_minus_pow,

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
+from ._lazy import optax
 
 __all__ = ["f32", "one_minus_pow", "kernel_one_minus_pow", "scale_by_mx_adam", "scale_by_mx_adamax", "scale_by_nadam",
            "ftml", "ftrl", "nag_momentum", "delay_compensation", "clip_weights"]

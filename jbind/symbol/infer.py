@@ -9,6 +9,7 @@ or dtype that is not known at all is None.
 from __future__ import annotations
 
 import ast
+import collections
 import warnings
 
 import numpy as np
@@ -75,45 +76,77 @@ def _context(g: Graph, kind: _Kind, vals, ni) -> str:
 
 
 def propagate(g: Graph, kind: _Kind, initial: dict[int, object]):
-    """Run the op rules over graph `g` until nothing changes. -> list of entry values."""
+    """Run the op rules over graph `g` until nothing changes. -> list of entry values.
+
+    A worklist: every node once in graph order, then again only the nodes touching an
+    entry that changed since they last ran (backward inference, such as a weight's shape
+    from its data, or a begin state's batch size from its consumers).
+    """
     vals = [None] * g.num_entries
     given = set(initial)
     for e, v in initial.items():
         vals[e] = v
-    for _ in range(len(g.nodes) + 1):
-        changed = False
+    touch = _touching(g)
+    n = len(g.nodes)
+    pending = collections.deque(range(n))
+    queued = [True] * n
+    budget = (n + 1) * max(n, 1)
+    while pending:
+        budget -= 1
+        if budget < 0:  # pragma: no cover - only a non-monotone op rule could get here
+            raise kind.err(f"{kind.name} inference does not settle")
+        ni = pending.popleft()
+        queued[ni] = False
+        node = g.nodes[ni]
+        if node.op is None:
+            continue
+        ins = g.in_entries[ni]
+        nargs = node.num_args()
+        off = g.offsets[ni]
+        outs = range(off, off + node.num_outputs())
+        in_vals = [vals[e] for e in ins[:nargs]]
+        out_vals = [vals[e] for e in outs]
+        try:
+            ia, oa, aa = kind.rule(node.op)(in_vals, out_vals)
+        except (ShapeError, DTypeError, ValueError, TypeError, IndexError) as e:
+            raise kind.err(f"{node.op.name} '{node.name}': {e}\n{_context(g, kind, vals, ni)}") from None
+        for e, v in _pairs(ins, nargs, outs, ia, oa, aa):
+            if v is None:
+                continue
+            old = vals[e]
+            v = _norm(kind, v)
+            try:
+                new = kind.unify(old, v)
+            except ValueError:
+                slots = list(node.op.arguments()) + list(node.op.aux_names)
+                what = _slot_desc(g, node, slots, ins, list(outs), e)
+                how = "was given" if e in given else "is"
+                raise kind.err(
+                    f"{node.op.name} '{node.name}': {what} {how} {kind.fmt(old)} but inferred "
+                    f"{kind.fmt(v)}\n{_context(g, kind, vals, ni)}") from None
+            if old is None or new != old:
+                vals[e] = new
+                for nj in touch[e]:
+                    if not queued[nj] and (nj != ni or new != v):
+                        queued[nj] = True
+                        pending.append(nj)
+    return vals
+
+
+def _touching(g: Graph) -> list:
+    """Per entry, the op nodes that read or write it (memoized on the graph index)."""
+    touch = g.__dict__.get("_touching")
+    if touch is None:
+        touch = [[] for _ in range(g.num_entries)]
         for ni, node in enumerate(g.nodes):
             if node.op is None:
                 continue
-            ins = g.in_entries[ni]
-            nargs = node.num_args()
-            off = g.offsets[ni]
-            outs = list(range(off, off + node.num_outputs()))
-            in_vals = [vals[e] for e in ins[:nargs]]
-            out_vals = [vals[e] for e in outs]
-            try:
-                ia, oa, aa = kind.rule(node.op)(in_vals, out_vals)
-            except (ShapeError, DTypeError, ValueError, TypeError, IndexError) as e:
-                raise kind.err(f"{node.op.name} '{node.name}': {e}\n{_context(g, kind, vals, ni)}") from None
-            slots = list(node.op.arguments()) + list(node.op.aux_names)
-            for e, v in _pairs(ins, nargs, outs, ia, oa, aa):
-                if v is None:
-                    continue
-                old = vals[e]
-                try:
-                    new = kind.unify(old, _norm(kind, v))
-                except ValueError:
-                    what = _slot_desc(g, node, slots, ins, outs, e)
-                    how = "was given" if e in given else "is"
-                    raise kind.err(
-                        f"{node.op.name} '{node.name}': {what} {how} {kind.fmt(old)} but inferred "
-                        f"{kind.fmt(v)}\n{_context(g, kind, vals, ni)}") from None
-                if old is None or new != old:
-                    vals[e] = new
-                    changed = True
-        if not changed:
-            break
-    return vals
+            for e in g.in_entries[ni]:
+                touch[e].append(ni)
+            for e in range(g.offsets[ni], g.offsets[ni] + node.num_outputs()):
+                touch[e].append(ni)
+        g.__dict__["_touching"] = touch
+    return touch
 
 
 def _norm(kind, v):
@@ -227,6 +260,13 @@ def _infer(sym, kind: _Kind, args, kwargs):
            [vals[e] for e in g.heads],
            [vals[g.offsets[i]] for i in g.aux_index],
            vals)
+    # Binding asks again with every argument's value (the plan, then the lowering):
+    # the same answer, so file it under that question too.
+    if all(v is not None and (kind is not SHAPE or complete(v)) for v in res[0]):
+        full = (sym.fingerprint, kind.name,
+                tuple(sorted((n, _key_val(kind, v)) for n, v in zip(g.arg_names, res[0]))))
+        if full != memo_key and not any(_hint(g.nodes[vi], kind) is not None for vi in g.var_index):
+            _MEMO.put(full, res)
     return _MEMO.put(memo_key, res)
 
 
