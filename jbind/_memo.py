@@ -2,6 +2,8 @@
 (graph indexes, inference results, bind plans, group plans, parsed ops)."""
 from __future__ import annotations
 
+import hashlib
+
 import threading
 from collections import OrderedDict
 
@@ -26,3 +28,9 @@ class Memo:
 
     def __len__(self):
         return len(self._data)
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit hash of `text`, the same in every process (Python salts str hashes per
+    process, which would make graph fingerprints useless to a persistent cache)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)

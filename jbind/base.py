@@ -24,6 +24,10 @@ class ParamError(MXNetError, TypeError):
     """An operator got an unknown or malformed parameter."""
 
 
+class JbindWarning(RuntimeWarning):
+    """Base class of jbind's warnings about degraded operation (it carries on)."""
+
+
 # MXNet's numeric dtype codes, as stored in `__dtype__` attributes and .params files.
 DTYPE_MX_TO_NP = {
     0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8,

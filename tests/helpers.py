@@ -7,9 +7,11 @@ MXNet gradient is not the math one (loss heads).
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable, Optional
 
 import numpy as np
+from hypothesis import settings
 
 import jbind as mx
 
@@ -103,3 +105,17 @@ def check_op(case: Case, seed: int = 0):
 def ops_in(sym) -> set:
     from jbind.symbol._node import topo_order
     return {n.op.name for n in topo_order(sym._heads) if n.op is not None}
+
+
+def fuzz_settings(ci_examples: int, **kw) -> settings:
+    """Settings of a fuzz test: `ci_examples` examples under the default 'ci' profile;
+    JBIND_FUZZ_EXAMPLES=N runs N, HYPOTHESIS_PROFILE=long that profile's count (5000)."""
+    n = os.environ.get("JBIND_FUZZ_EXAMPLES")
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    if n:
+        examples = int(n)
+    elif profile != "ci":
+        examples = max(ci_examples, settings.get_profile(profile).max_examples)
+    else:
+        examples = ci_examples
+    return settings(max_examples=examples, **kw)

@@ -110,3 +110,20 @@ def test_stats_shape():
     s = mx.compile.stats()
     assert {"hits", "misses", "entries", "evictions", "compile_seconds"} <= set(s)
     assert np.isfinite(s["compile_seconds"])
+
+
+def test_parameters_minus_one_and_minus_two_are_different_graphs():
+    """Regression (found by tests/test_fuzz_graphs.py): Python's hash(-1) == hash(-2), and
+    op keys hashed the values, so softmax(axis=-2) reused softmax(axis=-1)'s executable."""
+    x = mx.sym.Variable("x")
+    v = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for make in (lambda a: mx.sym.softmax(x, axis=a), lambda a: mx.sym.Reshape(x, shape=(a,)),
+                 lambda a: mx.sym.slice_axis(x, axis=1, begin=0, end=a)):
+        outs = []
+        for a in (-1, -2):
+            s = make(a)
+            exe = s.simple_bind(mx.cpu(), grad_req="null", x=(3, 4))
+            exe.arg_dict["x"][:] = v
+            outs.append(exe.forward()[0].asnumpy())
+        assert make(-1).fingerprint != make(-2).fingerprint
+        assert outs[0].shape != outs[1].shape or not np.allclose(outs[0], outs[1])

@@ -108,3 +108,57 @@ def test_bucket_key_beyond_every_declared_bucket_is_an_error():
     assert mod.get_outputs()[0].shape == (6, 2)
     with pytest.raises(mx.base.MXNetError, match=r"bucket key 5 is larger than every declared bucket \[2, 4\]"):
         mod.forward(batch(5), is_train=False)
+
+
+def test_unknown_kvstore_type_is_an_error():
+    """`mx.kv.create` with an unknown name raises MXNetError (MXNet quietly made a local store)."""
+    import pytest
+    with pytest.raises(mx.base.MXNetError, match="unknown kvstore type 'locl'"):
+        mx.kv.create("locl")
+
+
+def test_kvstore_push_of_a_wrong_shape_fails_at_the_push():
+    """A bad push raises at the call and changes nothing (MXNet's fails later, asynchronously)."""
+    import pytest
+    kv = mx.kv.create("local")
+    kv.init(0, mx.nd.ones((2,)))
+    with pytest.raises(mx.base.MXNetError, match=r"holds shape \(2,\); a pushed value has shape \(3,\)"):
+        kv.push(0, mx.nd.ones((3,)))
+
+
+def test_dist_kvstore_outside_a_job_is_one_worker(tmp_path):
+    """'dist_sync' in a lone process is a one-worker store that can save optimizer states
+    (MXNet needs its DMLC_* variables, and saves no states from a dist store)."""
+    kv = mx.kv.create("dist_sync")
+    assert (kv.rank, kv.num_workers) == (0, 1)
+    kv.init(0, mx.nd.ones((2,)))
+    kv.set_optimizer(mx.optimizer.Adam())
+    kv.push(0, mx.nd.ones((2,)))
+    kv.save_optimizer_states(str(tmp_path / "opt.states"))
+    assert (tmp_path / "opt.states").stat().st_size > 0
+
+
+def test_pooling_same_runs_without_mxnets_pad_workaround():
+    """Pooling(pooling_convention='same') runs with pad unset; MXNet 1.9.1 runs it only with
+    pad=(0, 0, 0) and MKLDNN off (otherwise its shape rule fails)."""
+    p = mx.sym.Pooling(mx.sym.Variable("x"), kernel=(3,), stride=(2,), pooling_convention="same", name="p")
+    x = np.arange(7, dtype=np.float32).reshape(1, 1, 7)
+    out = p.simple_bind(mx.cpu(), x=x.shape, grad_req="null").forward(x=x)[0].asnumpy()
+    np.testing.assert_array_equal(out.ravel(), [2, 4, 6, 6])
+
+
+def test_dist_fit_logs_metrics_over_all_workers(monkeypatch):
+    """With a dist_sync kvstore, fit's epoch metric lines cover every worker's batches
+    (here two identical fake workers: the sums and counts double, the value stays)."""
+    from jbind import distributed
+    from jbind.metric._base import over_all_workers
+    monkeypatch.setattr(distributed, "is_distributed", lambda: True)
+    monkeypatch.setattr(distributed, "allreduce_sum", lambda arrays, device=None: [np.asarray(a) * 2 for a in arrays])
+    m = mx.metric.Perplexity(ignore_label=None)
+    m.update([mx.nd.array([0, 1])], [mx.nd.array([[0.5, 0.5], [0.25, 0.75]])])
+    both = over_all_workers(m)
+    assert both.num_inst == 2 * m.num_inst and m.num_inst == 2
+    assert abs(both.get()[1] - m.get()[1]) < 1e-5
+    mod = mx.mod.Module(mx.sym.Variable("data"), label_names=None)
+    mod._dist = True
+    assert mod._over_workers(m).num_inst == 4

@@ -90,3 +90,19 @@ def test_loss_and_single_array_inputs():
     acc = mx.metric.Accuracy()
     acc.update(mx.nd.array([1, 0]), mx.nd.array([[0, 1], [0, 1]]))
     assert acc.get()[1] == 0.5
+
+
+def test_perplexity_picks_on_the_device_for_accelerator_arrays(monkeypatch):
+    """Arrays outside host memory are picked by a jitted gather (only the picked values come
+    back); the result equals numpy's in-place read."""
+    from jbind.metric import _classification
+    rng = np.random.default_rng(0)
+    pred = mx.nd.array(rng.uniform(0.01, 1, (12, 7)).astype(np.float32))
+    label = mx.nd.array(rng.integers(0, 7, 12).astype(np.float32))
+    on_host = mx.metric.Perplexity(ignore_label=3)
+    on_host.update([label], [pred])
+    monkeypatch.setattr(_classification, "on_host", lambda x: False)
+    device = mx.metric.Perplexity(ignore_label=3)
+    device.update([label], [pred])
+    assert device.num_inst == on_host.num_inst
+    np.testing.assert_allclose(device.get()[1], on_host.get()[1], rtol=1e-6)

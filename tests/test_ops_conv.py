@@ -256,8 +256,29 @@ def test_pooling_output_size(convention, size):
     assert p.infer_shape(data=(1, 1, 6, 6))[1] == [(1, 1, size, size)]
 
 
+def test_pooling_same_is_1d_only_as_in_mxnet():
+    p = mx.sym.Pooling(V("x"), kernel=(3,), stride=(2,), pooling_convention="same", name="p")
+    assert p.infer_shape(x=(1, 2, 7))[1] == [(1, 2, 4)]  # ceil(7 / 2); values: tests/golden/zoo
+    p2 = mx.sym.Pooling(V("x"), kernel=(3, 3), stride=(2, 2), pooling_convention="same", name="p")
+    with pytest.raises(mx.MXNetError, match="Input data should be 3D"):
+        p2.infer_shape(x=(1, 1, 6, 6))
+
+
+def test_channel_last_deconvolution_infers_but_refuses_to_run():
+    """MXNet 1.9.1 infers NHWC Deconvolution's shapes, then fails on CPU at forward."""
+    d = mx.sym.Deconvolution(V("x"), kernel=(3, 3), num_filter=2, layout="NHWC", name="d")
+    assert d.infer_shape(x=(1, 4, 4, 3)) == ([(1, 4, 4, 3), (3, 3, 3, 2)], [(1, 6, 6, 2)], [])
+    d3 = mx.sym.Deconvolution(V("x"), kernel=(2, 2, 2), num_filter=2, layout="NDHWC", name="d")
+    assert d3.infer_shape(x=(1, 2, 4, 4, 3))[1] == [(1, 3, 5, 5, 2)]
+    exe = d.simple_bind(mx.cpu(), x=(1, 4, 4, 3))
+    with pytest.raises(mx.MXNetError, match="layout NHWC cannot run.*use NCHW"):
+        exe.forward()
+    with pytest.raises(mx.MXNetError, match="layout"):
+        mx.sym.Deconvolution(V("x"), kernel=(3,), num_filter=2, layout="NWC")  # MXNet: invalid value
+
+
 @pytest.mark.parametrize("build,match", [
-    (lambda: mx.sym.Pooling(V("x"), kernel=(2,), pooling_convention="same"), "same"),
+    (lambda: mx.sym.Pooling(V("x"), kernel=(2,), pad=(1,), pooling_convention="same"), "disables the use of pad"),
     (lambda: mx.sym.Pooling(V("x"), kernel=(2, 2), pool_type="lp"), "p_value"),
     (lambda: mx.sym.Convolution(V("x"), kernel=(3, 3), stride=(1,), num_filter=2), "stride"),
     (lambda: mx.sym.Convolution(V("x"), kernel=(3,), num_filter=3, num_group=2), "num_group"),

@@ -13,12 +13,13 @@ import sys
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 import jbind as mx
 from jbind import io_util
 from jbind.base import MXNetError
 from jbind.ndarray.serialize import V1_MAGIC, V2_MAGIC, decode, encode, load_numpy
+from helpers import fuzz_settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN_DIR = os.path.join(HERE, "golden")
@@ -33,7 +34,7 @@ WIDE = ("float64", "int64")
 NARROW_FILES = sorted(f for f, e in FILES.items() if not any(x["dtype"] in WIDE for x in e["entries"]))
 WIDE_FILES = sorted(set(FILES) - set(NARROW_FILES))
 MXNET_V2_FILES = sorted(f for f in FILES if not f.startswith(("legacy", "v3")))
-FUZZ = settings(max_examples=150, deadline=None, database=None, derandomize=True)
+FUZZ = fuzz_settings(150)  # HYPOTHESIS_PROFILE=long or JBIND_FUZZ_EXAMPLES=N for thousands
 
 
 def path(fname):
@@ -281,6 +282,13 @@ def test_failed_save_keeps_the_previous_file(tmp_path):
     with pytest.raises(MXNetError, match="uint32"):
         mx.nd.save(f, [mx.nd.ones((3,)), mx.nd.array(np.arange(2), dtype=np.uint32)])
     assert f.read_bytes() == before and os.listdir(tmp_path) == ["w.params"]
+
+
+def test_saved_files_get_the_umask_mode_not_mkstemps_0600(tmp_path):
+    mask = os.umask(0o027)
+    os.umask(mask)
+    mx.nd.save(tmp_path / "m.params", [mx.nd.ones((1,))])
+    assert (tmp_path / "m.params").stat().st_mode & 0o777 == io_util.FILE_MODE == 0o666 & ~mask
 
 
 def test_interrupted_write_keeps_the_previous_file(tmp_path, monkeypatch):

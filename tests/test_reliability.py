@@ -1,4 +1,5 @@
 """Concurrency, bounded caches, fuzzed inputs, nothing lost, numerics."""
+import fcntl
 import gc
 import json
 import os
@@ -11,10 +12,14 @@ import time
 
 import jax
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 import jbind as mx
+from helpers import fuzz_settings
+from jbind import io_util
 from jbind.compile import CacheKey, CompileCache
+from jbind.compile import cache as cache_mod
+from jbind.ndarray import ndarray as nd_impl
 
 
 def _net(hidden):
@@ -75,6 +80,39 @@ def test_pinned_entries_survive_eviction_in_lru_order():
     assert cache.stats()["evictions"] == 2 and cache.stats()["pinned"] == 1
 
 
+def test_a_turned_over_compile_cache_releases_jax_traces(monkeypatch):
+    """JAX memoizes a jaxpr per traced library call and shape, without bound; jbind drops
+    that memo each time its own bounded cache has turned over (64 evictions at least)."""
+    calls = []
+    monkeypatch.setattr(cache_mod, "release_jax_traces", lambda: calls.append(len(cache)))
+    cache = CompileCache(max_entries=2)
+    for i in range(2 + 2 * 64 + 10):
+        cache.get(CacheKey(str(i), (), (), (), "infer", ()), object)
+    assert len(cache) == 2 and cache.stats()["evictions"] == 138 and calls == [2, 2]
+    monkeypatch.undo()
+    from jax._src.interpreters import partial_eval
+    cache_mod.release_jax_traces()
+    assert partial_eval.trace_to_jaxpr.cache_info().currsize == 0, "JAX moved its trace memo"
+
+
+def test_zero_buffers_are_bounded_by_count_and_bytes_oldest_first(monkeypatch):
+    monkeypatch.setattr(nd_impl, "ZEROS_LIMIT", (3, 1000))
+    monkeypatch.setattr(nd_impl, "_ZEROS", type(nd_impl._ZEROS)())
+    monkeypatch.setattr(nd_impl, "_zeros_bytes", [0])
+    dev = jax.devices("cpu")[0]
+
+    def cached():
+        return [k[0] for k in nd_impl._ZEROS]
+    for n in (1, 2, 3, 4):
+        nd_impl.cached_zeros((n,), np.float32, dev)
+    assert cached() == [(2,), (3,), (4,)]
+    nd_impl.cached_zeros((200,), np.float32, dev)   # 800 bytes: within 1000 with (3,) and (4,)
+    assert cached() == [(3,), (4,), (200,)]
+    z = nd_impl.cached_zeros((100,), np.float32, dev)   # 400 more: (3,), (4,), (200,) go
+    assert cached() == [(100,)] and nd_impl._zeros_bytes[0] == 400
+    assert nd_impl.cached_zeros((100,), np.float32, dev) is z
+
+
 def test_dropped_executors_release_their_buffers():
     sym = _net(5)
     base = sym.simple_bind(mx.cpu(), data=(4, 4))
@@ -94,7 +132,7 @@ def test_dropped_executors_release_their_buffers():
 SAMPLE_JSON = _net(4).tojson()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(150)
 @given(st.data())
 def test_malformed_symbol_json_raises_mxnet_error(data):
     text = SAMPLE_JSON
@@ -107,7 +145,7 @@ def test_malformed_symbol_json_raises_mxnet_error(data):
         assert str(e)
 
 
-@settings(max_examples=60, deadline=None)
+@fuzz_settings(60)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(
                         ["nodes", "heads", "op", "name", "inputs", "attrs", "param", "arg_nodes"]), c, max_size=4),
@@ -143,6 +181,29 @@ def test_killed_save_leaves_the_previous_file_intact(tmp_path):
         proc.stdout.close()
     loaded = mx.nd.load(str(path))["w"]
     assert loaded.shape in ((10,), (4_000_000,)), "the file is either the old or a complete new one"
+    for name in os.listdir(tmp_path):  # what the killed writer left, aged past a live writer's window
+        if name != "big.params":
+            os.utime(tmp_path / name, (time.time() - 60, time.time() - 60))
+    mx.nd.save(str(path), {"w": mx.nd.ones((3,))})
+    assert os.listdir(tmp_path) == ["big.params"], "the next save removes the killed save's temp file"
+
+
+def test_only_stale_unlocked_temp_files_are_removed(tmp_path):
+    """A temp file is stale once no writer holds its lock and it is older than a writer's
+    create-then-lock window; a live writer's (locked) or a young one is kept."""
+    target = tmp_path / "w.params"
+    old = time.time() - 60
+    stale, young, live, other = (tmp_path / n for n in (".tmp-w.params.abcd1234", ".tmp-w.params.young123",
+                                                        ".tmp-w.params.live_123", ".tmp-x.params.abcd1234"))
+    for f in (stale, young, live, other):
+        f.write_bytes(b"partial")
+    for f in (stale, live, other):
+        os.utime(f, (old, old))
+    with open(live, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        mx.nd.save(str(target), [mx.nd.ones((2,))])
+    assert sorted(os.listdir(tmp_path)) == sorted(["w.params", young.name, live.name, other.name])
+    assert io_util.remove_stale_temps(target) == [str(live)]
 
 
 def test_corrupt_persistent_cache_degrades_to_compiling(tmp_path):

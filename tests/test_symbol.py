@@ -136,7 +136,7 @@ def test_json_layouts_and_bad_json(tmp_path):
     with pytest.raises(mx.base.MXNetError, match="has 1 inputs, expected 3"):
         mx.sym.load_json('{"nodes": [{"op": "null", "name": "d", "inputs": []},'
                          '{"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"}, '
-                         '"inputs": [[0,0,0]]}], "heads": [[1,0,0]]}')
+                         '"inputs": [[0,0,0]]}], "heads": [[1,0,0]], "attrs": {"mxnet_version": ["int", 10901]}}')
     with pytest.raises(mx.base.MXNetError, match="cannot read symbol file"):
         mx.sym.load(str(tmp_path / "missing.json"))
 

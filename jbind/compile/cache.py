@@ -16,6 +16,8 @@ from collections import OrderedDict, deque
 from concurrent.futures import Future
 from typing import Callable
 
+from . import store
+
 
 @dataclasses.dataclass(frozen=True)
 class CacheKey:
@@ -66,6 +68,7 @@ class CompileCache:
         self.miss_log: deque = deque(maxlen=256)
         self._pinned: set = set()
         self._local = threading.local()
+        self._since_release = 0
 
     @contextlib.contextmanager
     def pinning(self):
@@ -102,7 +105,7 @@ class CompileCache:
             return fut.result()
         t0 = time.perf_counter()
         try:
-            fn = build()
+            fn = store.build(key, build)  # a restarted process loads: no tracing, no lowering
         except BaseException as e:
             with self._lock:
                 del self._inflight[key]
@@ -126,6 +129,10 @@ class CompileCache:
         for k in [k for k in self._entries if k not in self._pinned][:excess]:
             del self._entries[k]
             self.evictions += 1
+            self._since_release += 1
+        if self._since_release >= max(64, self.max_entries):  # the cache has turned over
+            self._since_release = 0
+            release_jax_traces()
 
     def _nearest_diff(self, key: CacheKey) -> str:
         best, score = None, -1
@@ -149,6 +156,18 @@ class CompileCache:
         return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries), "pinned": len(self._pinned),
                 "evictions": self.evictions, "compile_seconds": self.compile_seconds,
                 "max_entries": self.max_entries}
+
+
+def release_jax_traces() -> None:
+    """Drop JAX's memo of traced calls. Tracing a graph calls jitted jax.numpy functions
+    (add, matmul, ...), and JAX 0.10 keeps one jaxpr per function and shape seen, without
+    bound; a process binding ever new shapes would grow by ~70 KB per compile. Only
+    tracing reuses the memo (JAX's dispatch caches and our executables are untouched)."""
+    try:
+        from jax._src.interpreters import partial_eval
+        partial_eval.trace_to_jaxpr.cache_clear()
+    except (ImportError, AttributeError):  # pragma: no cover - another JAX
+        pass
 
 
 CACHE = CompileCache()

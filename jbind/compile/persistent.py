@@ -1,20 +1,69 @@
-"""Persistent compilation across processes, through JAX's compilation cache."""
+"""Persistent compilation across processes, through JAX's compilation cache.
+
+A cache folder that cannot be created or written, that is full, or that holds corrupt
+or truncated entries degrades to compiling: one `PersistentCacheWarning` per folder,
+never an exception and never a wrong executable. jbind wraps JAX's cache object so that
+every entry it writes carries a SHA-256 of its bytes; an entry that fails the check (or,
+written by plain JAX, fails to decompress) is a miss and is removed, so the fresh
+compile replaces it. A write that fails removes what it left half-written.
+"""
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
+import warnings
 
 import jax
+from jax.experimental.compilation_cache import compilation_cache as _public
+
+from ..base import JbindWarning
+
+
+class PersistentCacheWarning(JbindWarning):
+    """The persistent compilation cache could not be used as asked; jbind compiles instead."""
+
 
 _enabled: list = []
+_saved: dict = {}
+_warned: set = set()
+_lock = threading.Lock()
+_MAGIC = b"JBC1"
+_HEADER = len(_MAGIC) + 32
+_SETTINGS = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+             "jax_persistent_cache_min_entry_size_bytes")
 
 
 def enable_persistent_cache(path: str) -> None:
-    """Store compiled executables under `path` so a later process loads instead of compiling."""
-    os.makedirs(path, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", os.fspath(path))
+    """Store compiled executables under `path` so a later process loads instead of compiling.
+
+    If `path` cannot be created, a `PersistentCacheWarning` says so and nothing changes.
+    """
+    path = os.fspath(path)
+    with _lock:
+        _warned.discard(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        _warn_once(path, f"cannot create the folder ({type(e).__name__}: {e})")
+        return
+    if not _saved:
+        _saved.update({k: getattr(jax.config, k) for k in _SETTINGS})
+    _public.reset_cache()  # JAX opens its cache once; a new folder needs a fresh one
+    jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    _guard(path)
     _enabled[:] = [path]
+
+
+def disable_persistent_cache() -> None:
+    """Stop reading and writing the persistent cache (JAX's settings as before enabling)."""
+    _public.reset_cache()
+    for k, v in _saved.items():
+        jax.config.update(k, v)
+    _saved.clear()
+    _enabled.clear()
 
 
 def persistent_cache_dir():
@@ -25,3 +74,73 @@ def enable_from_env() -> None:
     path = os.environ.get("JBIND_CACHE_DIR")
     if path:
         enable_persistent_cache(path)
+
+
+def _warn_once(path: str, what: str) -> None:
+    with _lock:
+        if path in _warned:
+            return
+        _warned.add(path)
+    warnings.warn(f"persistent compilation cache {path!r}: {what}; compiling instead (this warning is "
+                  f"given once per folder)", PersistentCacheWarning, stacklevel=2)
+
+
+def _guard(path: str) -> None:
+    """Open JAX's cache for `path` now and wrap it (private JAX API: skipped if it moved)."""
+    try:
+        from jax._src import compilation_cache as cc
+        cc._initialize_cache()
+        if cc._cache is not None and not isinstance(cc._cache, _Guarded):
+            cc._cache = _Guarded(cc._cache, path)
+    except (ImportError, AttributeError, AssertionError):  # pragma: no cover - another JAX
+        pass
+    except OSError as e:  # the folder vanished or cannot be listed
+        _warn_once(path, f"cannot open it ({type(e).__name__}: {e})")
+
+
+class _Guarded:
+    """JAX's cache object with checksummed entries and every failure a warned miss."""
+
+    def __init__(self, inner, path):
+        self._inner, self._dir = inner, path
+        self._path = getattr(inner, "_path", path)
+
+    def get(self, key):
+        try:
+            data = self._inner.get(key)
+        except Exception as e:  # an unreadable file or folder: a miss
+            _warn_once(self._dir, f"cannot read an entry ({type(e).__name__}: {e})")
+            return None
+        if data is None:
+            return None
+        if data[:len(_MAGIC)] == _MAGIC and len(data) >= _HEADER:
+            body = data[_HEADER:]
+            if hashlib.sha256(body).digest() == data[len(_MAGIC):_HEADER]:
+                return body
+        elif _decompresses(data):  # written by plain JAX
+            return data
+        _warn_once(self._dir, "an entry is corrupt or truncated (removed)")
+        self._drop(key)
+        return None
+
+    def put(self, key, value):
+        data = _MAGIC + hashlib.sha256(value).digest() + value
+        try:
+            self._inner.put(key, data)
+        except Exception as e:  # read-only, full, gone
+            self._drop(key)
+            _warn_once(self._dir, f"cannot write an entry ({type(e).__name__}: {e})")
+
+    def _drop(self, key):
+        try:
+            os.unlink(os.path.join(os.fspath(self._path), f"{key}-cache"))
+        except OSError:
+            pass
+
+
+def _decompresses(data) -> bool:
+    try:
+        from jax._src import compilation_cache as cc
+        return len(cc.decompress_executable(data)) > 4
+    except Exception:
+        return False

@@ -10,7 +10,17 @@ from ..ndarray import NDArray
 
 
 def _np(x) -> numpy.ndarray:
-    return x.asnumpy() if isinstance(x, NDArray) else numpy.asarray(x)
+    """A read-only numpy view of a prediction or label (no copy for arrays in host memory)."""
+    return numpy.asarray(x._data) if isinstance(x, NDArray) else numpy.asarray(x)
+
+
+def on_host(x) -> bool:
+    """Whether `x` lives in host memory, where numpy reads it without a copy."""
+    data = x._data if isinstance(x, NDArray) else x
+    try:
+        return all(d.platform == "cpu" for d in data.devices())
+    except AttributeError:
+        return True
 
 
 def check_label_shapes(labels, preds, wrap: bool = False, shape: bool = False):

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy
 
 from ..ndarray import NDArray
-from ._base import EvalMetric, _np, alias, check_label_shapes, register
+from ._base import EvalMetric, _np, on_host, alias, check_label_shapes, register
 
 
 @register
@@ -200,9 +200,9 @@ class Perplexity(EvalMetric):
             raise ValueError(f"{len(labels)} labels but {len(preds)} predictions")
         loss, num = 0.0, 0
         for label, pred in zip(labels, preds):
-            if isinstance(pred, NDArray) and isinstance(pred._data, jax.Array):
+            if isinstance(pred, NDArray) and not on_host(pred):
                 # Pick on the device: only one probability per label comes back, not the
-                # whole (batch x vocabulary) matrix.
+                # whole (batch x vocabulary) matrix. (In host memory numpy reads it in place.)
                 lab = label._data if isinstance(label, NDArray) else numpy.asarray(label)
                 if lab.size != pred.size / pred.shape[self.axis]:
                     raise ValueError(f"shape mismatch: {lab.shape} vs. {pred.shape}")

@@ -7,6 +7,8 @@ handle's `jax.Array`, and every executor holding the same handle reads the new o
 from __future__ import annotations
 
 import numbers
+import threading
+from collections import OrderedDict
 
 import jax
 import jax.numpy as jnp
@@ -15,17 +17,26 @@ import numpy as np
 from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 
-_ZEROS: dict = {}
+_ZEROS: OrderedDict = OrderedDict()
+ZEROS_LIMIT = (1024, 64 << 20)   # entries, bytes: binding thousands of shapes must not keep them all
+_zeros_bytes = [0]
+_zeros_lock = threading.Lock()
 
 
 def cached_zeros(shape, dtype, device):
-    """A shared all-zeros array: jax arrays are immutable, so one serves every new buffer."""
+    """A shared all-zeros array: jax arrays are immutable, so one serves every new buffer.
+
+    The oldest are dropped past `ZEROS_LIMIT` (their holders keep theirs alive)."""
     key = (tuple(shape), np.dtype(dtype), device)
     z = _ZEROS.get(key)
     if z is None:
-        z = _ZEROS[key] = jax.device_put(np.zeros(shape, dtype), device)
-        if len(_ZEROS) > 4096:
-            _ZEROS.clear()
+        z = jax.device_put(np.zeros(shape, dtype), device)
+        with _zeros_lock:
+            if key not in _ZEROS:
+                _ZEROS[key] = z
+                _zeros_bytes[0] += z.nbytes
+            while _ZEROS and (len(_ZEROS) > ZEROS_LIMIT[0] or _zeros_bytes[0] > ZEROS_LIMIT[1]):
+                _zeros_bytes[0] -= _ZEROS.popitem(last=False)[1].nbytes
     return z
 
 

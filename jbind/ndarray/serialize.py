@@ -203,6 +203,21 @@ def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=Non
     return b"".join(parts)
 
 
+def decode_raw(buf, where: str = "<raw bytes>") -> np.ndarray:
+    """One array from MXNet's raw-bytes form (`MXNDArraySaveRawBytes`: one NDArray record
+    without the list header), which is how MXNet pickles an NDArray."""
+    r = _Reader(buf, where)
+    a, _ = _read_array(r, 0)
+    if r.left():
+        _fail(where, f"{r.left()} bytes follow the array")
+    return a
+
+
+def encode_raw(a: np.ndarray) -> bytes:
+    """The raw-bytes form of one array, as `MXNDArraySaveRawBytes` writes it (cpu(0))."""
+    return encode([a])[24:-8]  # drop the list header and the name count
+
+
 # --- file level ------------------------------------------------------------------------
 def _path(fname, arg: str = "fname") -> str:
     if not isinstance(fname, (str, os.PathLike)):

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 
+from .._memo import stable_hash
 from ..base import MXNetError, ParamError
 
 Shape = tuple  # a tuple of ints; None means unknown
@@ -115,10 +116,13 @@ class Op:
         return op
 
     def key(self) -> int:
-        """Hash of the op's class and parameter values, computed once."""
+        """Hash of the op's class and parameter values, computed once.
+
+        Hashed through repr: Python's hash(-1) == hash(-2) (and hash(0.0) == hash(-0.0)),
+        so hashing the values would give softmax(axis=-1) and softmax(axis=-2) one key."""
         k = self.__dict__.get("_jbind_key")
         if k is None:
-            k = hash((self.name, tuple(getattr(self, f.name) for f in dataclasses.fields(self))))
+            k = stable_hash(repr((self.name, tuple(getattr(self, f.name) for f in dataclasses.fields(self)))))
             object.__setattr__(self, "_jbind_key", k)
         return k
 

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..base import MXNetError
 from ._base import Op, register
 
 _FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -159,7 +160,11 @@ def deconv(x, w, stride, dilate, pads, groups, layout):
 
 @register
 class Deconvolution(Op):
-    """Transposed convolution. `target_shape`, when given, sets pad and adj as MXNet does."""
+    """Transposed convolution. `target_shape`, when given, sets pad and adj as MXNet does.
+
+    Channel-last layouts (NHWC, NDHWC) get MXNet's shapes (weight `(C, *kernel, F/groups)`)
+    but refuse to run, as MXNet 1.9.1 on CPU does (only cuDNN ran them).
+    """
     kernel: tuple[int, ...]
     num_filter: int
     stride: tuple[int, ...] = ()
@@ -176,8 +181,6 @@ class Deconvolution(Op):
 
     def __post_init__(self):
         _check_geometry(self, ("stride", "dilate", "pad", "adj", "target_shape"))
-        if self.layout is not None and self.layout[1] != "C":
-            raise ValueError(f"layout {self.layout} is not supported; use {_FIRST[len(self.kernel)]}")
         if self.num_filter < 1 or self.num_group < 1 or self.num_filter % self.num_group:
             raise ValueError(f"num_filter={self.num_filter} must be a positive multiple of "
                              f"num_group={self.num_group}")
@@ -205,7 +208,8 @@ class Deconvolution(Op):
         if data is None:
             return [None, ins[1], bias][:len(ins)], [None], []
         _check_data(self, data)
-        n, c, *sp = data
+        lay = _layout(self.layout, len(self.kernel))
+        n, c, *sp = _to_nc(data, lay)
         if c and c % self.num_group:
             raise ValueError(f"input channels {c} must be a multiple of num_group={self.num_group}")
         out_sp = []
@@ -220,10 +224,15 @@ class Deconvolution(Op):
             out_sp = [0] * len(sp)
         if outs[0] is not None and not n:
             n = outs[0][0]
-        weight = (c, self.num_filter // self.num_group, *self.kernel)
-        return [(n, c, *sp), weight, bias][:len(ins)], [(n, self.num_filter, *out_sp)], []
+        weight = _from_nc((c, self.num_filter // self.num_group, *self.kernel), lay)
+        return ([_from_nc((n, c, *sp), lay), weight, bias][:len(ins)],
+                [_from_nc((n, self.num_filter, *out_sp), lay)], [])
 
     def lower(self, ins, aux, is_train, key):
+        if self.layout is not None and self.layout[1] != "C":
+            raise MXNetError(f"Deconvolution: layout {self.layout} cannot run: MXNet 1.9.1 has no CPU kernel "
+                             f"for channel-last Deconvolution (its shapes are inferred); use "
+                             f"{_FIRST[len(self.kernel)]}")
         x, w, *b = ins
         stride, dilate, pad, adj = self._geometry(x.shape[2:])
         y = deconv(x, w, stride, dilate, [(p, p - a) for p, a in zip(pad, adj)], self.num_group,
@@ -235,6 +244,9 @@ class Deconvolution(Op):
 class Pooling(Op):
     """max / avg / sum / lp pooling; `pooling_convention` 'full' rounds the output size up.
 
+    'same' (1-D only, as in MXNet 1.9.1; no padding) gives ceil(width / stride) outputs,
+    windows starting at i * stride and clipped at the right edge. MXNet 1.9.1 runs it only
+    with `pad=(0, 0, 0)` and without MKLDNN; jbind also takes `pad` unset or all zeros.
     'avg' divides by the window size clipped to the padded input (count_include_pad,
     MXNet's default) or to the input itself (count_include_pad=False); in 'full' mode the
     part of a window past the padded input never counts.
@@ -243,7 +255,7 @@ class Pooling(Op):
     pool_type: Literal["max", "avg", "sum", "lp"] = "max"
     global_pool: bool = False
     cudnn_off: bool = False
-    pooling_convention: Literal["valid", "full", "same"] = "valid"  # 'same': refused
+    pooling_convention: Literal["valid", "full", "same"] = "valid"
     stride: tuple[int, ...] = ()
     pad: tuple[int, ...] = ()
     p_value: Optional[int] = None
@@ -251,11 +263,11 @@ class Pooling(Op):
     layout: Optional[Literal["NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"]] = None
 
     def __post_init__(self):
+        same = self.pooling_convention == "same"
+        if same and any(self.pad):
+            raise ValueError(f"Same pooling convention disables the use of pad parameter, got pad={self.pad}")
         if not self.global_pool:
-            _check_geometry(self, ("stride", "pad"))
-        if self.pooling_convention == "same":
-            # MXNet 1.9.1 accepts it only for 1-D max pooling and then fails in its shape rule
-            raise ValueError("pooling_convention='same' is not supported (MXNet 1.9.1 cannot run it either)")
+            _check_geometry(self, ("stride",) if same else ("stride", "pad"))
         if self.pool_type == "lp" and self.p_value not in (1, 2, 3):
             raise ValueError(f"pool_type='lp' needs p_value 1, 2 or 3, got {self.p_value}")
 
@@ -263,7 +275,8 @@ class Pooling(Op):
         n = len(sp)
         if self.global_pool:
             return tuple(sp), (1,) * n, (0,) * n
-        return self.kernel, _fill(self.stride, n, 1), _fill(self.pad, n, 0)
+        pad = (0,) * n if self.pooling_convention == "same" else _fill(self.pad, n, 0)
+        return self.kernel, _fill(self.stride, n, 1), pad
 
     def _out_size(self, x, k, s, p):
         if self.global_pool:
@@ -272,6 +285,8 @@ class Pooling(Op):
             raise ValueError(f"kernel {self.kernel} exceeds the padded input size {x} + 2*{p}")
         if self.pooling_convention == "full":
             return 1 + -(-(x + 2 * p - k) // s)
+        if self.pooling_convention == "same":
+            return -(-x // s)
         return 1 + (x + 2 * p - k) // s
 
     def _spatial_rank(self, data):
@@ -289,6 +304,9 @@ class Pooling(Op):
         if data is None:
             return [None], [None], []
         lay = _layout(self.layout, self._spatial_rank(data))
+        if self.pooling_convention == "same" and not self.global_pool and len(data) != 3:
+            raise ValueError(f"Pooling: Input data should be 3D in (batch, channel, x), got {tuple(data)}. "
+                             "Currently 'same' supports 1-D pooling only (as MXNet 1.9.1)")
         n, c, *sp = _to_nc(data, lay)
         kernel, stride, pad = self._geometry(sp)
         out = [self._out_size(x, k, s, p) if x else 0 for x, k, s, p in zip(sp, kernel, stride, pad)]

@@ -21,14 +21,14 @@ them, so a compiled step can be keyed on it.
 from __future__ import annotations
 
 import logging
-import pickle
 import warnings
 
 import jax
 import numpy as np
-import optax
+from ._lazy import optax
 
 from ..ndarray import NDArray
+from . import _states
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
 
@@ -348,8 +348,9 @@ class Updater:
         return state
 
     def set_states(self, states: bytes) -> None:
-        """Load states (and the optimizer, if it was dumped) from `get_states`' bytes."""
-        states = pickle.loads(states)
+        """Load states (and the optimizer, if it was dumped) from `get_states`' bytes or
+        from MXNet's (`Module.save_optimizer_states`)."""
+        states = _states.loads(states)
         if isinstance(states, tuple) and len(states) == 2:
             self.states, self.optimizer = states
         else:
@@ -357,8 +358,11 @@ class Updater:
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
-        """Pickled states, with the optimizer when `dump_optimizer` (its rate schedule, counts)."""
-        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+        """Pickled states, with the optimizer when `dump_optimizer` (its rate schedule, counts).
+
+        NDArrays are pickled as MXNet pickles them, so MXNet reads the states-only form.
+        """
+        return _states.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
 
 
 def get_updater(optimizer: Optimizer) -> Updater:

@@ -1,14 +1,17 @@
 """Graph nodes: immutable, hash-consed by structure.
 
 A node's `key` is computed once when the node is built, from its op and parameters
-(or, for a Variable, its name and shape/dtype hints) and its inputs' keys. Keys are
-Python hashes: stable within a process, which is all the compile cache needs. Op node
+(or, for a Variable, its name and shape/dtype hints) and its inputs' keys. Keys are the
+same in every process (strings go through `stable_hash`), so a persistent cache can file
+executables under them. Op node
 names are not part of the key: they do not change what the graph computes, and a
 generator called twice names its nodes differently only where MXNet would too.
 """
 from __future__ import annotations
 
 from typing import Optional
+
+from .._memo import stable_hash
 
 from ..ops._base import Op
 
@@ -23,9 +26,9 @@ class Node:
         self.attrs = attrs          # strings, as MXNet's JSON keeps them
         self.inputs = inputs        # ((Node, output_index), ...): arguments, then aux states
         if op is None:
-            self.key = hash(("var", name, attrs.get("__shape__"), attrs.get("__dtype__")))
+            self.key = stable_hash(repr(("var", name, attrs.get("__shape__"), attrs.get("__dtype__"))))
         else:
-            self.key = hash((op.key(), tuple((n.key, i) for n, i in inputs)))
+            self.key = hash((op.key(), tuple((n.key, i) for n, i in inputs)))  # ints: same in every process
 
     @property
     def is_variable(self) -> bool:

@@ -9,6 +9,9 @@ from ._node import Node, topo_order
 from .symbol import Symbol
 
 MXNET_VERSION = 10901  # what we write: MXNet 1.9.1's layout
+# Attributes MXNet stores as `__key__`; older files may have them bare (`lr_mult`) or, on an
+# op node, as `<input>_<key>` (`weight_lr_mult`), which belongs to that input variable.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 
 
 def to_json(sym: Symbol) -> str:
@@ -31,7 +34,14 @@ def to_json(sym: Symbol) -> str:
 
 
 def load_json(json_str: str) -> Symbol:
-    """Build a Symbol from MXNet JSON (attributes under `attrs`, `attr` or `param`)."""
+    """Build a Symbol from MXNet JSON (attributes under `attrs`, `attr` or `param`).
+
+    Files from before MXNet 1.9.1 are upgraded as MXNet 1.9.1 upgrades them: bare hidden
+    keys (`lr_mult`, `weight_lr_mult`) become `__lr_mult__` attributes; before 0.9 (no
+    `mxnet_version`) missing inputs, such as BatchNorm's moving statistics, become
+    variables named `<node>_<input>`; before 0.9.4 BatchNorm's moving statistics get their
+    `__init__`; before 0.9.5 `argmax`/`argmin` with axis -1 reduce over all elements.
+    """
     if not isinstance(json_str, str):
         raise TypeError(f"load_json expects a string, got {type(json_str).__name__}")
     try:
@@ -64,52 +74,114 @@ def _from_doc(doc, where: str) -> Symbol:
         raise MXNetError(f"{where}: malformed symbol JSON ({type(e).__name__}: {e})") from None
 
 
+def _version(doc, where: str) -> int:
+    attrs = doc.get("attrs")
+    v = attrs.get("mxnet_version") if isinstance(attrs, dict) else None
+    if v is None:
+        return 800  # MXNet 0.8: files written before the version was recorded
+    if not (isinstance(v, list) and len(v) == 2 and v[0] == "int" and type(v[1]) is int):
+        raise MXNetError(f"{where}: malformed mxnet_version {v!r} (expected [\"int\", <version>])")
+    return v[1]
+
+
+def _hidden_keys(attrs: dict, is_variable: bool) -> tuple[dict, dict]:
+    """MXNet's UpgradeJSON_FixParsing: -> (node attrs, {input name: attrs for that input})."""
+    out, moved = {}, {}
+    for k, v in attrs.items():
+        for key in HIDDEN_KEYS:
+            if k == key:
+                out[f"__{key}__"] = v
+                break
+            if not is_variable and len(k) > len(key) + 1 and k.endswith("_" + key):
+                moved.setdefault(k[:-len(key) - 1], {})[f"__{key}__"] = v
+                break
+        else:
+            out[k] = v
+    return out, moved
+
+
+def _node_error(where: str, i: int, nd: dict, msg: str):
+    raise MXNetError(f"{where}: node {i} ({nd['name']!r}, op {nd['op']!r}): {msg}")
+
+
 def _build(doc, where: str) -> Symbol:
     if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list) or "heads" not in doc:
         raise MXNetError(f"{where}: not an MXNet symbol JSON (needs 'nodes' and 'heads')")
+    version = _version(doc, where)
     built: list[Node] = []
     for i, nd in enumerate(doc["nodes"]):
-        if not isinstance(nd, dict) or "op" not in nd or "name" not in nd:
-            raise MXNetError(f"{where}: node {i} lacks 'op' or 'name'")
+        if not isinstance(nd, dict) or not isinstance(nd.get("op"), str) or not isinstance(nd.get("name"), str):
+            raise MXNetError(f"{where}: node {i} lacks a string 'op' or 'name'")
         attrs = {}
         for k in ("param", "attr", "attrs"):
             if isinstance(nd.get(k), dict):
                 attrs.update({str(a): str(v) for a, v in nd[k].items()})
+        moved = {}
+        if version < MXNET_VERSION:
+            attrs, moved = _hidden_keys(attrs, nd["op"] == "null")
+        raw_inputs = nd.get("inputs", [])
+        if not isinstance(raw_inputs, list):
+            _node_error(where, i, nd, f"'inputs' must be a list, got {raw_inputs!r}")
         inputs = []
-        for inp in nd.get("inputs", []):
-            if not isinstance(inp, list) or len(inp) < 2 or not all(isinstance(x, int) for x in inp[:2]):
-                raise MXNetError(f"{where}: node {i} ({nd['name']}) has a malformed input {inp!r}")
+        for inp in raw_inputs:
+            if not isinstance(inp, list) or len(inp) < 2 or not all(type(x) is int for x in inp[:2]):
+                _node_error(where, i, nd, f"malformed input {inp!r} (expected [node, output, version])")
             src, k = inp[0], inp[1]
-            if not 0 <= src < i:
-                raise MXNetError(f"{where}: node {i} ({nd['name']}) refers to node {src}, "
-                                 "which does not come before it")
-            inputs.append((built[src], k))
+            if src >= i:
+                _node_error(where, i, nd, f"input {inp!r} refers to node {src}, which does not come before "
+                                          "it (a cycle, or nodes out of order)")
+            if src < 0:
+                _node_error(where, i, nd, f"input {inp!r} refers to node {src}")
+            c = built[src]
+            if not 0 <= k < (1 if c.op is None else c.op.total_outputs()):
+                _node_error(where, i, nd, f"input {inp!r} uses output {k} of {c.name!r}, which has "
+                                          f"{c.num_outputs()} output(s)")
+            inputs.append((c, k))
         if nd["op"] == "null":
             if inputs:
-                raise MXNetError(f"{where}: variable node {nd['name']!r} has inputs")
+                _node_error(where, i, nd, "a variable has inputs")
             built.append(Node(None, nd["name"], attrs, ()))
             continue
-        cls = get_op(nd["op"])
-        names = set(cls.param_names())
-        params = {k: v for k, v in attrs.items() if k in names}
         try:
-            op = cls.from_attrs(params)
+            cls = get_op(nd["op"])
         except MXNetError as e:
-            raise MXNetError(f"{where}: node {nd['name']!r}: {e}") from None
-        want = len(op.arguments()) + len(op.aux_names)
-        if len(inputs) != want:
-            raise MXNetError(f"{where}: node {nd['name']!r} ({cls.name}) has {len(inputs)} inputs, "
-                             f"expected {want} ({', '.join(op.arguments() + op.aux_names)})")
-        for c, k in inputs:
-            if k >= (1 if c.op is None else c.op.total_outputs()):
-                raise MXNetError(f"{where}: node {nd['name']!r} uses output {k} of {c.name!r}, which has "
-                                 f"{c.num_outputs()}")
+            _node_error(where, i, nd, str(e))
+        if version < 905 and cls.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
+            del attrs["axis"]  # MXNet 0.9.5 made axis optional; -1 meant "all elements"
+        names = set(cls.param_names())
+        try:
+            op = cls.from_attrs({k: v for k, v in attrs.items() if k in names})
+        except MXNetError as e:
+            _node_error(where, i, nd, str(e))
+        slots = op.arguments() + op.aux_names
+        if version < 900:  # MXNet 0.8 did not store aux states (nor always the weights)
+            for a in slots[len(inputs):]:
+                var_attrs = {**attrs, **op.input_var_attrs.get(a, {})}
+                inputs.append((Node(None, f"{nd['name']}_{a}", var_attrs, ()), 0))
+        if len(inputs) != len(slots):
+            _node_error(where, i, nd, f"has {len(inputs)} inputs, expected {len(slots)} "
+                                      f"({', '.join(slots) or 'none'})")
+        for (c, _), a in zip(inputs, slots):
+            if c.op is None and version < 904:
+                for key, v in op.input_var_attrs.get(a, {}).items():
+                    c.attrs.setdefault(key, v)
+            if c.op is None and a in moved:
+                c.attrs.update(moved.pop(a))
+        for a, extra in moved.items():  # `<name>_lr_mult` naming no variable input stays as it was
+            attrs.update({f"{a}_{key[2:-2]}": v for key, v in extra.items()})
         built.append(Node(op, nd["name"], attrs, tuple(inputs)))
     heads = []
+    if not isinstance(doc["heads"], list):
+        raise MXNetError(f"{where}: 'heads' must be a list, got {doc['heads']!r}")
     for h in doc["heads"]:
-        if not isinstance(h, list) or not h or not isinstance(h[0], int) or not 0 <= h[0] < len(built):
-            raise MXNetError(f"{where}: malformed head {h!r}")
-        heads.append((built[h[0]], h[1] if len(h) > 1 else 0))
+        if not isinstance(h, list) or not h or not all(type(x) is int for x in h[:2]) \
+                or not 0 <= h[0] < len(built):
+            raise MXNetError(f"{where}: malformed head {h!r} (the symbol has {len(built)} nodes)")
+        node, k = built[h[0]], h[1] if len(h) > 1 else 0
+        if not 0 <= k < node.num_outputs():
+            raise MXNetError(f"{where}: head {h!r} uses output {k} of {node.name!r}, which has "
+                             f"{node.num_outputs()} output(s)")
+        heads.append((node, k))
     if not heads:
         raise MXNetError(f"{where}: symbol JSON has no heads")
     return Symbol(heads)

@@ -71,6 +71,12 @@ def op_cases(mx):
     add("pool_1d_avg", P(x, kernel=(3,), stride=(2,), pad=(1,), pool_type="avg", name="pool"),
         {"x": (2, 2, 7)})
     add("pool_3d_max", P(x, kernel=(2, 2, 2), stride=(2, 1, 2), name="pool"), {"x": (1, 2, 4, 3, 4)})
+    # 'same' runs in MXNet 1.9.1 only for 1-D data, with pad=(0, 0, 0) and without MKLDNN
+    same = dict(pooling_convention="same", pad=(0, 0, 0), name="pool")
+    add("pool_same_max_1d", P(x, kernel=(3,), stride=(2,), **same), {"x": (2, 2, 7)}, native=True)
+    add("pool_same_avg_1d", P(x, kernel=(4,), stride=(3,), pool_type="avg", **same), {"x": (2, 2, 8)},
+        native=True)
+    add("pool_same_sum_1d", P(x, kernel=(3,), pool_type="sum", **same), {"x": (1, 2, 5)}, native=True)
     # ------------------------------------------------------------ normalization
     gamma = {"ln_gamma": POS, "in_gamma": POS, "bn_gamma": POS}
     add("instancenorm", S.InstanceNorm(x, eps=1e-3, name="in"), {"x": (2, 3, 4, 5)}, inputs=gamma)

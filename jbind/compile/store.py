@@ -1,0 +1,163 @@
+"""Compiled executables on disk, filed under jbind's own structural key.
+
+JAX's persistent cache is keyed by the lowered program, so a restarted process still
+traces and lowers every graph (a third of a second for a bucketing LM) before it can
+look anything up. With a persistent cache folder set, jbind also stores each executable
+it compiles, serialized, under a hash of its `CacheKey` (graph fingerprint, shapes,
+dtypes, grad_req, mode, devices) and of everything else the program depends on (the
+jbind sources, the JAX and jaxlib versions, XLA flags, x64 mode, the devices): a
+restarted process finds the executable before tracing anything.
+
+Entries carry a SHA-256 of their bytes; a corrupt, truncated or unreadable entry is a
+miss (removed, then rewritten by the fresh compile), and a folder that cannot be written
+gives one `PersistentCacheWarning`, as the rest of the persistent cache does. The folder
+is trusted like the rest of it: entries are Python pickles of the serialized executable
+and its argument trees.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import threading
+
+import jax
+
+from ..io_util import atomic_write_bytes
+from . import persistent
+
+_MAGIC = b"JBX1"
+_HEADER = len(_MAGIC) + 32
+counts = {"loaded": 0, "saved": 0, "rejected": 0}  # this process's store traffic (tests, reports)
+_local = threading.local()
+_listening: list = []
+_enabled = [True]
+
+
+def set_enabled(flag: bool) -> bool:
+    """Use the executable store with the persistent cache (default) or only JAX's cache;
+    returns the previous setting."""
+    old, _enabled[0] = _enabled[0], bool(flag)
+    return old
+
+
+def build(key, make):
+    """The executable for `key`: loaded from the folder, or made by `make()` and stored.
+
+    Only executables this process compiled are stored: one that JAX itself loaded from
+    its own cache serializes without its kernels' object code (XLA:CPU), so it is
+    left to JAX's cache.
+    """
+    if not _enabled[0] or jax.process_count() > 1:  # programs spanning workers: JAX's cache
+        return make()
+    compiled = load(key)
+    if compiled is not None:
+        return compiled
+    _listen()
+    _local.jax_cache_hit = False
+    compiled = make()
+    if not _local.jax_cache_hit:
+        save(key, compiled)
+    return compiled
+
+
+def _listen():
+    if not _listening:
+        def on_event(event, **kwargs):
+            if event == "/jax/compilation_cache/cache_hits":
+                _local.jax_cache_hit = True
+        jax.monitoring.register_event_listener(on_event)
+        _listening.append(on_event)
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> str:
+    """What, besides the key, decides the compiled program."""
+    import jaxlib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for folder, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+    devices = ",".join(f"{d.platform}:{d.device_kind}" for d in jax.devices())
+    return "|".join([h.hexdigest(), jax.__version__, jaxlib.__version__, os.environ.get("XLA_FLAGS", ""),
+                     str(jax.config.jax_enable_x64), devices])
+
+
+def _file(folder: str, key) -> str:
+    digest = hashlib.sha256(repr((key, _environment())).encode()).hexdigest()
+    return os.path.join(folder, f"jbind-exe-{digest[:40]}")
+
+
+def _devices_of(key):
+    by_name = {str(d): d for d in jax.devices()}
+    try:
+        return [by_name[name] for name in key.devices]
+    except KeyError:
+        return None
+
+
+def load(key):
+    """The stored executable for `key`, or None (no folder, no entry, or a bad entry)."""
+    folder = persistent.persistent_cache_dir()
+    if folder is None:
+        return None
+    path = _file(folder, key)
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        persistent._warn_once(folder, f"cannot read {path} ({type(e).__name__}: {e})")
+        return None
+    body = blob[_HEADER:]
+    if blob[:len(_MAGIC)] != _MAGIC or hashlib.sha256(body).digest() != blob[len(_MAGIC):_HEADER]:
+        return _reject(folder, path, "corrupt or truncated")
+    devices = _devices_of(key)
+    if devices is None:
+        return None
+    try:
+        from jax.experimental import serialize_executable
+        payload, in_tree, out_tree = pickle.loads(body)
+        compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree,
+                                                             execution_devices=devices)
+    except Exception as e:  # an entry this JAX cannot load: compile instead, and replace it
+        return _reject(folder, path, f"unloadable ({type(e).__name__})")
+    counts["loaded"] += 1
+    return compiled
+
+
+def save(key, compiled) -> None:
+    """Store `compiled` for `key` (best effort: a failure warns once and changes nothing)."""
+    folder = persistent.persistent_cache_dir()
+    if folder is None or not isinstance(compiled, jax.stages.Compiled):
+        return
+    try:
+        from jax.experimental import serialize_executable
+        body = pickle.dumps(serialize_executable.serialize(compiled), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an executable JAX cannot serialize: it stays in memory only
+        return
+    try:
+        atomic_write_bytes(_file(folder, key), _MAGIC + hashlib.sha256(body).digest() + body)
+        counts["saved"] += 1
+    except OSError as e:
+        persistent._warn_once(folder, f"cannot write executables ({type(e).__name__}: {e})")
+
+
+def _reject(folder: str, path: str, why: str):
+    counts["rejected"] += 1
+    persistent._warn_once(folder, f"{why} executable {os.path.basename(path)} removed")
+    _remove(path)
+    return None
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
