@@ -90,7 +90,7 @@ def check(recipe, seed, train=False, via_json=False) -> str:
     return what
 
 
-@fuzz_settings(200)
+@fuzz_settings(150)
 @given(recipes(), st.integers(0, 2 ** 32 - 1), st.sampled_from(["infer"] * 4 + ["train", "json"]))
 def test_random_graphs_match_numpy_or_raise_mxnet_error(recipe, seed, mode):
     event(check(recipe, seed, train=mode == "train" and not recipe.random, via_json=mode == "json"))
