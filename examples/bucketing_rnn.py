@@ -73,6 +73,9 @@ class Limited(mx.io.DataIter):
         self.i = 0
         self.it.reset()
 
+    def upcoming_buckets(self):  # what this epoch's remaining batches need, in order
+        return self.it.upcoming_buckets(self.n - self.i)
+
     def next(self):
         if self.i >= self.n:
             raise StopIteration

@@ -200,6 +200,41 @@ def test_precompile_compiles_every_bucket_once_ahead_of_time():
     assert mod.buckets[3]._exec_group.store is mod.buckets[8]._exec_group.store
 
 
+def test_fit_precompiles_what_the_epoch_visits_in_the_order_it_visits():
+    rng = np.random.default_rng(2)
+    sentences = [list(rng.integers(1, 12, size=rng.integers(2, 12))) for _ in range(300)]
+    it = mx.rnn.BucketSentenceIter(sentences, 8, buckets=[3, 5, 8, 11], invalid_label=0, seed=4)
+
+    class Few(mx.io.DataIter):  # the first 4 batches of each epoch, like the example's --max-batches
+        def __init__(self, n=4):
+            super().__init__(it.batch_size)
+            self.n, self.i = n, 0
+            self.provide_data, self.provide_label = it.provide_data, it.provide_label
+            self.default_bucket_key, self.buckets = it.default_bucket_key, it.buckets
+
+        def reset(self):
+            self.i = 0
+            it.reset()
+
+        def next(self):
+            if self.i >= self.n:
+                raise StopIteration
+            self.i += 1
+            return it.next()
+
+        def upcoming_buckets(self):
+            return it.upcoming_buckets(self.n - self.i)
+    first4 = [b for b, _ in it.idx[:4]]
+    visits = list(dict.fromkeys(it.buckets[b] for b in first4))
+    mod = mx.mod.BucketingModule(_lm_sym_gen(hidden=5), default_bucket_key=it.default_bucket_key)
+    mod.fit(Few(), num_epoch=1, optimizer="sgd", eval_metric=mx.metric.Perplexity(0))
+    compiled = list(mod._precompile_job.wait())
+    assert compiled == visits[1:], "the first batch's bucket is compiled by its own step"
+    assert set(it.buckets) - set(visits), "this seed leaves a bucket unvisited (the case under test)"
+    for key in set(it.buckets) - set(visits) - {it.default_bucket_key}:
+        assert key not in mod.buckets, f"bucket {key} is not visited this epoch: not compiled"
+
+
 def test_training_input_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="no bucket holds any sentence"):
         mx.rnn.BucketSentenceIter([], 4, buckets=[5])

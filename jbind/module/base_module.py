@@ -142,6 +142,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._before_epoch(train_data)
             nbatch = 0
             data_iter = iter(train_data)
             end_of_batch = False
@@ -211,6 +212,9 @@ class BaseModule:
 
     def _before_training(self, train_data):
         """Hook run by fit() once the optimizer exists (BucketingModule precompiles here)."""
+
+    def _before_epoch(self, train_data):
+        """Hook run by fit() at the start of every epoch."""
 
     # --- parameters ----------------------------------------------------------------------
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False):

@@ -237,10 +237,30 @@ class BucketingModule(BaseModule):
     def _before_training(self, train_data):
         # Precompile the other buckets once the first batch has its own executable, so
         # the first batch does not share the CPU with every other bucket's compile.
+        # An iterator that knows its batch order (`upcoming_buckets()`, jbind extension)
+        # gets its buckets compiled in the order it needs them, each epoch only those
+        # it will visit; otherwise every declared bucket, largest first.
         keys = getattr(train_data, "buckets", None)
         self._pending_precompile = sorted(set(keys), reverse=True) if keys else None
+        self._upcoming = getattr(train_data, "upcoming_buckets", None) if keys else None
+        self._precompiled: set = set()
         if keys:
             self._declare(keys)
+
+    def _before_epoch(self, train_data):
+        self._ask_upcoming = True
+
+    def _next_precompile(self):
+        """Bucket keys to compile now (None: nothing new)."""
+        if self._upcoming is None:
+            keys, self._pending_precompile = self._pending_precompile, None
+            return keys
+        if not getattr(self, "_ask_upcoming", True) or len(self._precompiled) >= len(self._declared):
+            return None
+        self._ask_upcoming = False
+        keys = [k for k in self._upcoming() if k not in self._precompiled]
+        self._precompiled.update(keys)
+        return keys or None
 
     def _declare(self, keys):
         self._declared = list(dict.fromkeys(list(self._declared) + list(keys) + [self._default_bucket_key]))
@@ -273,10 +293,11 @@ class BucketingModule(BaseModule):
         self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
         self._params_dirty = True
         self._curr_module.train_step(data_batch)
-        keys = getattr(self, "_pending_precompile", None)
-        if keys:
-            self._pending_precompile = None
-            self.precompile(keys)
+        if getattr(self, "_pending_precompile", None) is not None:
+            self._precompiled.add(data_batch.bucket_key)
+            keys = self._next_precompile()
+            if keys:
+                self.precompile(keys)
 
     def get_outputs(self, merge_multi_context=True):
         return self._curr_module.get_outputs(merge_multi_context=merge_multi_context)

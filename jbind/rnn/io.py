@@ -159,6 +159,12 @@ class BucketSentenceIter(DataIter):
             self.nddata.append(_nd_array(buck, dtype=self.dtype))
             self.ndlabel.append(_nd_array(label, dtype=self.dtype))
 
+    def upcoming_buckets(self, limit=None) -> list:
+        """Bucket keys of this epoch's remaining batches (the next `limit` of them), in the
+        order they first come (jbind extension: BucketingModule.fit compiles in this order)."""
+        rest = self.idx[self.curr_idx:] if limit is None else self.idx[self.curr_idx:self.curr_idx + limit]
+        return list(dict.fromkeys(self.buckets[i] for i, _ in rest))
+
     def next(self):
         """The next batch, with its bucket_key and provide_data/provide_label."""
         if self.curr_idx == len(self.idx):
