@@ -80,6 +80,30 @@ def test_pinned_entries_survive_eviction_in_lru_order():
     assert cache.stats()["evictions"] == 2 and cache.stats()["pinned"] == 1
 
 
+def test_cache_is_bounded_by_estimated_bytes_in_lru_order_with_pins_kept():
+    class Exe:  # what a Compiled reports of itself
+        def __init__(self, code):
+            self.code = code
+
+        def memory_analysis(self):
+            return type("M", (), {"generated_code_size_in_bytes": self.code, "constant_size_in_bytes": 0})()
+    cache = CompileCache(max_entries=100, max_bytes=1000)
+    keys = [CacheKey(str(i), (), (), (), "infer", ()) for i in range(5)]
+    with cache.pinning():
+        cache.get(keys[0], lambda: Exe(500))
+    cache.get(keys[1], lambda: Exe(300))
+    cache.get(keys[2], lambda: Exe(100))
+    cache.get(keys[1], lambda: Exe(300))  # used again: now the most recent
+    cache.get(keys[3], lambda: Exe(300))  # 1200 > 1000: least recently used unpinned first: 2, then 1
+    assert [k in cache for k in keys[:4]] == [True, False, False, True]
+    assert cache.nbytes() == 800
+    exe = cache.get(keys[4], lambda: Exe(0))  # no size reported: the default estimate, over any bound
+    assert isinstance(exe, Exe) and keys[4] not in cache and keys[3] not in cache
+    assert keys[0] in cache and cache.nbytes() == 500, "pinned entries stay whatever the bound"
+    assert cache.stats()["max_bytes"] == 1000 and cache.stats()["bytes"] == 500
+    assert cache_mod.estimate_bytes(object()) == cache_mod.DEFAULT_EXECUTABLE_BYTES
+
+
 def test_a_turned_over_compile_cache_releases_jax_traces(monkeypatch):
     """JAX memoizes a jaxpr per traced library call and shape, without bound; jbind drops
     that memo each time its own bounded cache has turned over (64 evictions at least)."""

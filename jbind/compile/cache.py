@@ -56,9 +56,11 @@ class Miss:
 class CompileCache:
     """Thread-safe LRU of compiled functions with single flight and statistics."""
 
-    def __init__(self, max_entries: int = 512):
+    def __init__(self, max_entries: int = 512, max_bytes: int | None = None):
         self.max_entries = max_entries
+        self.max_bytes = max_bytes     # bound on the executables' estimated size (None: none)
         self._entries: "OrderedDict[CacheKey, object]" = OrderedDict()
+        self._sizes: dict = {}         # key -> estimated bytes
         self._inflight: dict[CacheKey, Future] = {}
         self._lock = threading.Lock()
         self.hits = 0
@@ -112,8 +114,10 @@ class CompileCache:
             fut.set_exception(e)
             raise
         dt = time.perf_counter() - t0
+        size = estimate_bytes(fn)
         with self._lock:
             self._entries[key] = fn
+            self._sizes[key] = size
             del self._inflight[key]
             self.compile_seconds += dt
             self.miss_log.append(Miss(key, differs, dt))
@@ -122,12 +126,17 @@ class CompileCache:
         return fn
 
     def _evict(self):
-        """Drop least recently used unpinned entries until within bounds."""
+        """Drop least recently used unpinned entries until within bounds (count and bytes)."""
         excess = len(self._entries) - self.max_entries
-        if excess <= 0:
+        over = self.nbytes() - self.max_bytes if self.max_bytes is not None else 0
+        if excess <= 0 and over <= 0:
             return
-        for k in [k for k in self._entries if k not in self._pinned][:excess]:
+        for k in [k for k in self._entries if k not in self._pinned]:
+            if excess <= 0 and over <= 0:
+                break
             del self._entries[k]
+            over -= self._sizes.pop(k, 0)
+            excess -= 1
             self.evictions += 1
             self._since_release += 1
         if self._since_release >= max(64, self.max_entries):  # the cache has turned over
@@ -148,14 +157,36 @@ class CompileCache:
     def __contains__(self, key):
         return key in self._entries
 
+    def nbytes(self) -> int:
+        """Estimated bytes of the executables held (see `estimate_bytes`)."""
+        return sum(self._sizes.get(k, 0) for k in self._entries)
+
     def clear(self):
         with self._lock:
             self._entries.clear()
+            self._sizes.clear()
 
     def stats(self) -> dict:
         return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries), "pinned": len(self._pinned),
                 "evictions": self.evictions, "compile_seconds": self.compile_seconds,
-                "max_entries": self.max_entries}
+                "max_entries": self.max_entries, "bytes": self.nbytes(), "max_bytes": self.max_bytes}
+
+
+# What one executable costs when XLA does not say: the RSS an unbounded cache grows by per
+# executable of a small MLP on XLA:CPU (benchmarks/rss_bench.py, RESULTS.md), whose
+# reported generated-code size is 0.
+DEFAULT_EXECUTABLE_BYTES = 470 * 1024
+
+
+def estimate_bytes(fn) -> int:
+    """An executable's size: XLA's generated code plus its constants when it reports them,
+    else DEFAULT_EXECUTABLE_BYTES."""
+    try:
+        m = fn.memory_analysis()
+        size = int(m.generated_code_size_in_bytes) + int(getattr(m, "constant_size_in_bytes", 0) or 0)
+    except Exception:  # not a Compiled, or a backend without the analysis
+        size = 0
+    return size if size > 0 else DEFAULT_EXECUTABLE_BYTES
 
 
 def release_jax_traces() -> None:
@@ -190,6 +221,14 @@ def clear() -> None:
 def set_max_entries(n: int) -> None:
     """Bound the number of compiled executables kept (pinned ones are never evicted)."""
     CACHE.max_entries = int(n)
+    with CACHE._lock:
+        CACHE._evict()
+
+
+def set_max_bytes(n) -> None:
+    """Bound the executables' estimated bytes (None: no bound); least recently used
+    unpinned entries go first, pinned ones never."""
+    CACHE.max_bytes = None if n is None else int(n)
     with CACHE._lock:
         CACHE._evict()
 
