@@ -17,6 +17,7 @@ The workers' mesh holds one device per worker per context, in rank order; collec
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import jax
@@ -51,6 +52,8 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
     with _lock:
         if _state["initialized"]:
             return num_workers() > 1
+        if _is_launcher():  # `python -m jbind.launch` starts the workers; it is not one of them
+            return False
         coordinator = coordinator or os.environ.get(ENV_COORDINATOR)
         num_processes = num_processes if num_processes is not None else _env_int(ENV_NUM_PROCESSES)
         process_id = process_id if process_id is not None else _env_int(ENV_PROCESS_ID)
@@ -67,6 +70,11 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
                              f"{coordinator}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         _state["initialized"] = True
         return True
+
+
+def _is_launcher() -> bool:
+    argv = list(getattr(sys, "orig_argv", None) or [])
+    return any(a == "-m" and b == "jbind.launch" for a, b in zip(argv, argv[1:]))
 
 
 def rank() -> int:

@@ -129,6 +129,18 @@ def test_interrupt_stops_every_worker(tmp_path):
                 os.kill(p, signal.SIGKILL)
 
 
+def test_launcher_with_job_variables_in_its_own_environment_does_not_join(tmp_path):
+    """Variables left exported in the launcher's shell (a bogus coordinator here) must not
+    make the launcher itself try to join a job: it starts its workers with its own."""
+    script = tmp_path / "w.py"
+    script.write_text("from jbind import distributed\nprint('workers', distributed.num_workers())\n")
+    env = dict(os.environ, JBIND_COORDINATOR="127.0.0.1:9", JBIND_NUM_PROCESSES="5", JBIND_PROCESS_ID="3")
+    proc = subprocess.run([sys.executable, "-m", "jbind.launch", "-n", "2", str(script)], capture_output=True,
+                          text=True, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("workers 2") == 2
+
+
 def test_worker_environment():
     envs = launch.worker_envs(2, "h:1", num_processes=4, first_rank=2, extra={"A": "1"}, base={"B": "2"})
     assert [(e["JBIND_PROCESS_ID"], e["JBIND_NUM_PROCESSES"], e["JBIND_COORDINATOR"], e["A"], e["B"])
