@@ -16,7 +16,7 @@ from jax.sharding import SingleDeviceSharding
 from .. import random as _random
 from ..base import MXNetError
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray, cached_zeros
+from ..ndarray.ndarray import NDArray
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from .plan import Plan
@@ -151,20 +151,10 @@ class Executor:
             h._data = a
 
     def _head_grads(self, out_grads):
-        if out_grads is None:
-            out_grads = []
-        elif isinstance(out_grads, (NDArray, np.ndarray, jax.Array)):
-            out_grads = [out_grads]
-        out_grads = list(out_grads)
         heads = []
         names = self._symbol.list_outputs()
-        for i, (is_loss, shape) in enumerate(zip(self._loss_heads, self._out_shapes)):
-            if is_loss:
-                continue
-            if i >= len(out_grads) or out_grads[i] is None:
-                raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
-                                 "required: pass out_grads (one array per output)")
-            gr = out_grads[i]
+        shapes = [s for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss]
+        for (i, gr), shape in zip(head_gradients(out_grads, self._loss_heads, names), shapes):
             gr = gr._data if isinstance(gr, NDArray) else jnp.asarray(gr)
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
@@ -226,3 +216,22 @@ class Executor:
 
     def debug_str(self) -> str:
         return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
+
+
+def head_gradients(out_grads, no_head, names) -> list:
+    """(output index, given array) for each output that takes a head gradient (not a loss
+    head), as backward(out_grads) indexes them: one entry per output."""
+    if out_grads is None:
+        out_grads = []
+    elif isinstance(out_grads, (NDArray, np.ndarray, jax.Array)):
+        out_grads = [out_grads]
+    out_grads = list(out_grads)
+    picked = []
+    for i, is_loss in enumerate(no_head):
+        if is_loss:
+            continue
+        if i >= len(out_grads) or out_grads[i] is None:
+            raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
+                             "required: pass out_grads (one array per output)")
+        picked.append((i, out_grads[i]))
+    return picked

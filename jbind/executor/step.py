@@ -39,6 +39,16 @@ def _compiled_step(exe, opt, param_pos, states):
     return fn
 
 
+def merge_args(param_pos, params, others, other_args) -> tuple:
+    """The argument tuple in graph order from the trained parameters and the rest."""
+    args = [None] * (len(params) + len(other_args))
+    for k, v in zip(param_pos, params):
+        args[k] = v
+    for k, v in zip(others, other_args):
+        args[k] = v
+    return tuple(args)
+
+
 def _build(exe, opt, param_pos, states):
     g = exe._g
     shapes = entry_values(exe._symbol, SHAPE, dict(exe._key_parts[1][:len(g.arg_names)]))
@@ -48,13 +58,8 @@ def _build(exe, opt, param_pos, states):
     sharding = SingleDeviceSharding(exe._device)
 
     def jbind_step(params, other_args, aux, key, counter, opt_states, lrs, wds, ts):
-        args = [None] * (len(params) + len(other_args))
-        for k, v in zip(param_pos, params):
-            args[k] = v
-        for k, v in zip(others, other_args):
-            args[k] = v
         k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
-        outs, grads, new_aux = train(tuple(args), aux, k, (), ())
+        outs, grads, new_aux = train(merge_args(param_pos, params, others, other_args), aux, k, (), ())
         by_pos = dict(zip(diff_pos, grads))
         new_params, new_states = opt.step_tree(params, tuple(by_pos[p] for p in param_pos), opt_states,
                                                lrs, wds, ts)

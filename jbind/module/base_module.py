@@ -88,7 +88,6 @@ class BaseModule:
                 sparse_row_id_fn=None):
         """Outputs for `eval_data` (an iterator or an NDArray / numpy batch), padding removed."""
         if isinstance(eval_data, (NDArray, np.ndarray)):
-            from ..io import NDArrayIter
             if isinstance(eval_data, np.ndarray):
                 from ..ndarray.ndarray import array
                 eval_data = array(eval_data)

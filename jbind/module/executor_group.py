@@ -13,7 +13,7 @@ import numpy as np
 from .._memo import Memo
 from ..base import MXNetError, np_dtype
 from ..executor.bind import _simple_plan
-from ..executor.executor import Executor
+from ..executor.executor import Executor, head_gradients
 from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from .param_store import ParamStore
@@ -218,16 +218,8 @@ class DataParallelExecutorGroup:
                 for e in self.execs:
                     e.backward()
                 return
-            names = self.symbol.list_outputs()
-            heads = []
-            for i, loss in enumerate(plan.no_head):
-                if loss:
-                    continue
-                if i >= len(out_grads) or out_grads[i] is None:
-                    raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
-                                     "required: pass out_grads (one array per output)")
-                gr = out_grads[i]
-                heads.append((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32))
+            heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32)
+                     for _, gr in head_gradients(out_grads, plan.no_head, self.symbol.list_outputs())]
             if any(plan.diff):
                 runner.backward(self.execs, heads)
             return

@@ -14,7 +14,6 @@ from ..ndarray.ndarray import NDArray, zeros
 from .base_module import BaseModule
 from . import spmd
 from .executor_group import DataParallelExecutorGroup, _runner
-from .slicing import desc_list
 
 
 def _make_kvstore(kvstore):

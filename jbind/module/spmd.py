@@ -24,6 +24,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from .. import random as _random
 from ..compile.cache import CACHE, CacheKey
+from ..executor.step import _OWNED, _own, merge_args
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_forward, make_train
 from ..symbol.rolled import cache_suffix
@@ -236,13 +237,8 @@ def _build_step(runner, g, opt, param_pos, states):
     others = tuple(k for k in range(len(g.arg_names)) if k not in param_pos)
 
     def body(params, other_args, aux, key, counter, opt_states, lrs, wds, ts):
-        args = [None] * (len(params) + len(other_args))
-        for k, v in zip(param_pos, params):
-            args[k] = v
-        for k, v in zip(others, other_args):
-            args[k] = v
         k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
-        outs, grads, new_aux = train(tuple(args), aux, k, (), ())
+        outs, grads, new_aux = train(merge_args(param_pos, params, others, other_args), aux, k, (), ())
         by_pos = dict(zip(diff_pos, grads))
         # Each device differentiated its own slice; one all-reduce sums them, as MXNet's
         # kvstore push/pull did, and every device applies the same update to its copy.
@@ -290,7 +286,6 @@ def compile_step(runner, execs, opt, param_pos, state_handles):
 def run_step(runner, execs, opt, param_pos, state_handles, lrs, wds, ts):
     """One fused training step of the whole group: forward, backward, one gradient
     all-reduce and the optimizer update, as one XLA call over the mesh."""
-    from ..executor.step import _OWNED, _own
     for e in execs:
         for k in param_pos:
             _own(e.arg_arrays[k])

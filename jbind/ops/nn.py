@@ -6,9 +6,8 @@ from typing import Literal, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from ..base import ShapeError, np_dtype
+from ..base import np_dtype
 from ._base import Op, register
 
 

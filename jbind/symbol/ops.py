@@ -1,11 +1,9 @@
 """Symbol constructors for registered operators (`mx.sym.FullyConnected`, ...)."""
 from __future__ import annotations
 
-import numpy as np
-
 from .. import attribute, name as _name
 from .._memo import Memo
-from ..base import MXNetError, ParamError
+from ..base import MXNetError
 from ..ops._base import ALIASES, REGISTRY, get_op, to_attr_string
 from ._node import Node
 from .symbol import Symbol, Variable

@@ -1,12 +1,11 @@
 """The Symbol: an immutable handle on a list of graph outputs."""
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import numpy as np
 
-from .. import attribute, name as _name
+from .. import attribute
 from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
 from ._node import Node, topo_order
 from .graph import graph_of
