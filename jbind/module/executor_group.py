@@ -190,13 +190,17 @@ class DataParallelExecutorGroup:
         self.bind_exec(data_shapes, label_shapes, reshape=True)
 
     # --- running ----------------------------------------------------------------------
-    def forward(self, data_batch, is_train=None):
-        """Load `data_batch` (sliced by workload) into every executor and run forward."""
+    def load_batch(self, data_batch):
+        """Copy `data_batch`'s data and labels, sliced by workload, into every executor."""
         load_slices(data_batch.data, self.data_arrays, self.data_layouts, "data")
-        if is_train is None:
-            is_train = self.for_training
         if self.label_arrays is not None and getattr(data_batch, "label", None):
             load_slices(data_batch.label, self.label_arrays, self.label_layouts, "label")
+
+    def forward(self, data_batch, is_train=None):
+        """Load `data_batch` (sliced by workload) into every executor and run forward."""
+        self.load_batch(data_batch)
+        if is_train is None:
+            is_train = self.for_training
         runner = _runner(self)
         if runner is not None:
             runner.forward(self.execs, is_train)

@@ -12,8 +12,8 @@ from ..context import Context, cpu
 from ..io_util import atomic_write_bytes
 from ..ndarray.ndarray import NDArray, zeros
 from .base_module import BaseModule
-from . import spmd
-from .executor_group import DataParallelExecutorGroup, _runner
+from . import fused_step
+from .executor_group import DataParallelExecutorGroup
 
 
 def _make_kvstore(kvstore):
@@ -365,84 +365,17 @@ class Module(BaseModule):
 
     def train_step(self, data_batch):
         """forward_backward + update; one compiled call (the fused step) where possible."""
-        g = self._exec_group
         if not self._can_fuse():
             return super().train_step(data_batch)
-        from ..executor.step import run_step
-        self._load_batch(data_batch)
-        self._params_dirty = True
-        indices, positions, states = self._step_params()
-        lrs, wds, ts = self._optimizer.prepare(indices)
-        runner = self._step_runner()
-        if runner is not None:
-            spmd.run_step(runner, g.execs, self._optimizer, positions, states, lrs, wds, ts)
-        else:
-            run_step(g.execs[0], self._optimizer, positions, states, lrs, wds, ts)
-
-    def _step_params(self):
-        """(optimizer indices, argument positions, optimizer-state handles) of trained parameters."""
-        g = self._exec_group
-        opt, updater = self._optimizer, self._updater
-        opt._set_current_context(self._context[0].device_id)
-        indices, positions, states = [], [], []
-        for i, (k, weights, grads) in enumerate(zip(g._p.param_idx, g.param_arrays, g.grad_arrays)):
-            if grads[0] is None:
-                continue
-            if i not in updater.states:
-                updater.states[i] = opt.create_state_multi_precision(i, weights[0])
-                updater.states_synced[i] = True
-            indices.append(i)
-            positions.append(k)
-            states.append(updater.states[i])
-        return indices, positions, states
+        fused_step.run(self, data_batch, fused_step.step_runner(self))
 
     def compile_training(self):
         """Compile what a training step of this module runs (the fused step, or forward+backward);
         returns seconds spent (0 if it was cached). Safe to call from a background thread."""
-        import time
-        from ..executor.step import compile_step
-        t0 = time.perf_counter()
-        if self._can_fuse():
-            _, positions, states = self._step_params()
-            g = self._exec_group
-            runner = self._step_runner()
-            if runner is not None:
-                spmd.compile_step(runner, g.execs, self._optimizer, positions, states)
-            else:
-                compile_step(g.execs[0], self._optimizer, positions, states)
-        else:
-            for e in self._exec_group.execs:
-                e._compiled("train")
-        return time.perf_counter() - t0
+        return fused_step.compile_training(self)
 
     def _can_fuse(self) -> bool:
-        from ..executor.step import fusable
-        g = self._exec_group
-        return (self.optimizer_initialized and (len(g.execs) == 1 or self._step_runner() is not None)
-                and hasattr(self._optimizer, "step_tree") and fusable(g.execs[0]))
-
-    def _step_runner(self):
-        """The SPMD runner of the fused step: over every worker's devices with a dist
-        kvstore, over this group's devices for an even split, else None."""
-        g = self._exec_group
-        if not self._dist:
-            return _runner(g)
-        p = g._p
-        if getattr(p, "dist_runner", None) is None:
-            from .. import distributed
-            mesh = distributed.worker_devices(g.store.devices)
-            p.dist_runner = spmd.SpmdRunner(g.symbol, p, g.store.devices, mesh) \
-                if spmd.can_run(p, g.store.devices, mesh) else False
-        return p.dist_runner or None
-
-    def _load_batch(self, data_batch):
-        """What forward() does before running: reshape if the batch's shapes changed, load slices."""
-        self._reshape_for(data_batch)
-        from .slicing import load_slices
-        g = self._exec_group
-        load_slices(data_batch.data, g.data_arrays, g.data_layouts, "data")
-        if g.label_arrays is not None and getattr(data_batch, "label", None):
-            load_slices(data_batch.label, g.label_arrays, g.label_layouts, "label")
+        return fused_step.can_fuse(self)
 
     def update(self):
         """Apply the optimizer: gradients summed over devices, one update, every device's copy set."""
