@@ -116,50 +116,51 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
-    """`final_lr + (base_lr - final_lr) * (1 - n / max_steps)**pwr` after warmup, n counted from its end."""
+class _DecayScheduler(LRScheduler):
+    """After warmup, from `base_lr` down to `final_lr` at `max_update` along `_decay`,
+    a function of the progress p in [0, 1] going from 1 to 0."""
 
-    def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2, final_lr: float = 0,
-                 warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear"):
+    def __init__(self, max_update: int, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int):
             raise TypeError(f"max_update must be an int, got {max_update!r}")
         if max_update < 1:
             raise ValueError("maximum number of updates must be strictly positive")
-        self.power = pwr
         self.base_lr_orig = self.base_lr
         self.max_update = max_update
         self.final_lr = final_lr
         self.max_steps = self.max_update - self.warmup_steps
 
+    def _decay(self, progress: float) -> float:
+        raise NotImplementedError
+
     def __call__(self, num_update: int) -> float:
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * pow(
-                1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
+            progress = float(num_update - self.warmup_steps) / float(self.max_steps)
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * self._decay(progress)
         return self.base_lr
 
 
-class CosineScheduler(LRScheduler):
+class PolyScheduler(_DecayScheduler):
+    """`final_lr + (base_lr - final_lr) * (1 - n / max_steps)**pwr` after warmup, n counted from its end."""
+
+    def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2, final_lr: float = 0,
+                 warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear"):
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        self.power = pwr
+
+    def _decay(self, progress):
+        return pow(1 - progress, self.power)
+
+
+class CosineScheduler(_DecayScheduler):
     """`final_lr + (base_lr - final_lr) * (1 + cos(pi * n / max_steps)) / 2` after warmup."""
 
     def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0, warmup_steps: int = 0,
                  warmup_begin_lr: float = 0, warmup_mode: str = "linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError(f"max_update must be an int, got {max_update!r}")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def _decay(self, progress):
+        return (1 + cos(pi * progress)) / 2
