@@ -1,4 +1,5 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
+import gc as _gc
 import logging as _logging
 
 from . import distributed  # noqa: F401
@@ -25,6 +26,11 @@ from .executor import Executor
 compile.enable_from_env()
 # JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.
 _logging.getLogger("jax._src.xla_bridge").setLevel(_logging.WARNING)
+
+# Everything imported so far (JAX's modules and jbind's) lives as long as the process: move it
+# out of the collector's generations so that scripts allocating many small objects (a corpus
+# read into lists) do not pay for re-scanning it at every full collection.
+_gc.freeze()
 
 __version__ = "0.1.0"
 __all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",

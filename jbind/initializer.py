@@ -372,9 +372,10 @@ class LSTMBias(Initializer):
         self.forget_bias = forget_bias
 
     def _init_weight(self, name, arr):
-        arr[:] = 0.0
+        bias = np.zeros(arr.shape)
         num_hidden = int(arr.shape[0] / 4)
-        arr[num_hidden:2 * num_hidden] = self.forget_bias
+        bias[num_hidden:2 * num_hidden] = self.forget_bias
+        _fill(arr, bias)
 
 
 @register

@@ -22,8 +22,17 @@ def seed(seed_state: int, ctx="all") -> None:
 def base_key():
     k = _state["key"]
     if k is None:
-        k = _state["key"] = np.asarray(jax.random.key_data(jax.random.key(_state["seed"])))
+        k = _state["key"] = key_data(_state["seed"])
     return k
+
+
+def key_data(seed: int) -> np.ndarray:
+    """`jax.random.key_data(jax.random.key(seed))`, computed on the host where that is plain
+    (threefry keys of small seeds are `[0, seed]`), so a first training step compiles
+    nothing to make its key."""
+    if 0 <= seed < 2 ** 31 and jax.config.jax_default_prng_impl == "threefry2x32":
+        return np.array([0, seed], dtype=np.uint32)
+    return np.asarray(jax.random.key_data(jax.random.key(seed)))
 
 
 def next_counter() -> np.uint32:

@@ -163,3 +163,11 @@ def test_lstm_bias_sets_forget_quarter():
     desc = mx.init.InitDesc("lstm_i2h_bias", attrs={"__init__": mx.init.LSTMBias(2.0).dumps()})
     mx.init.Uniform()(desc, arr)
     assert arr.asnumpy().tolist() == [0] * 3 + [2] * 3 + [0] * 6
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2 ** 31 - 1, -1, 2 ** 31])
+def test_host_key_data_is_jax_key_data(seed):
+    import jax
+
+    from jbind.random import key_data
+    np.testing.assert_array_equal(key_data(seed), np.asarray(jax.random.key_data(jax.random.key(seed))))

@@ -120,6 +120,24 @@ def _lm_sym_gen(vocab=12, hidden=8):
     return sym_gen
 
 
+def test_bucketing_module_first_bind_reuses_the_default_graph():
+    calls = []
+    gen = _lm_sym_gen()
+
+    def counted(key):
+        calls.append(key)
+        return gen(key)
+
+    mod = mx.mod.BucketingModule(counted, default_bucket_key=8)
+    mod.bind([("data", (4, 8))], [("softmax_label", (4, 8))])
+    assert calls == [8]  # MXNet calls sym_gen(8) twice, once in __init__ and once in bind
+    mod.bind([("data", (4, 8))], [("softmax_label", (4, 8))], force_rebind=True)
+    assert calls == [8, 8]
+    mod.init_params()
+    mod.switch_bucket(5, [("data", (4, 5))], [("softmax_label", (4, 5))])
+    assert calls == [8, 8, 5]
+
+
 def test_bucketing_module_shares_one_store_and_compiles_per_bucket():
     rng = np.random.default_rng(0)
     sentences = [list(rng.integers(1, 12, size=rng.integers(2, 9))) for _ in range(200)]

@@ -63,6 +63,24 @@ def test_bucket_sentence_iter_pads_shifts_labels_and_transposes():
         mx.rnn.BucketSentenceIter(sents, batch_size=2, buckets=[3, 5], layout="TC")
 
 
+def test_bucket_sentence_iter_batches_survive_the_next_reset(capsys):
+    rng = np.random.RandomState(0)
+    sents = [list(rng.randint(1, 50, size=rng.randint(2, 9))) for _ in range(64)]
+    it = mx.rnn.BucketSentenceIter(sents, batch_size=4, buckets=[4, 8], invalid_label=0, seed=3)
+    batches = list(it)
+    before = [(b.data[0].asnumpy().copy(), b.label[0].asnumpy().copy()) for b in batches]
+    it.reset()  # shuffles the host buckets in place
+    for b, (d, lab) in zip(batches, before):
+        np.testing.assert_array_equal(b.data[0].asnumpy(), d)
+        np.testing.assert_array_equal(b.label[0].asnumpy(), lab)
+    # MXNet's per-bucket attributes hold this epoch's order: the batches are cut from them.
+    first = it.next()
+    k = it.buckets.index(first.bucket_key)
+    i, j = it.idx[0]
+    np.testing.assert_array_equal(first.data[0].asnumpy(), it.nddata[k].asnumpy()[j:j + 4])
+    np.testing.assert_array_equal(first.label[0].asnumpy(), it.ndlabel[k].asnumpy()[j:j + 4])
+
+
 @pytest.mark.parametrize("name", sorted(rc.ND_ITERS))
 def test_ndarray_iter_matches_mxnet(name):
     want = IO["nd"][name]

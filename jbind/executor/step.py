@@ -89,7 +89,7 @@ _OWNED: "weakref.WeakValueDictionary[int, jax.Array]" = weakref.WeakValueDiction
 def _own(h):
     d = h._data
     if _OWNED.get(id(d)) is not d:
-        d = h._data = d.copy()
+        d = h._data = jax.device_put(d, may_alias=False)  # a copy, without compiling one
         _OWNED[id(d)] = d
 
 

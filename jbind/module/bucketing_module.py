@@ -27,7 +27,7 @@ class BucketingModule(BaseModule):
             raise MXNetError("BucketingModule needs a default_bucket_key")
         self._default_bucket_key = default_bucket_key
         self._sym_gen = sym_gen
-        symbol, data_names, label_names = self._call_sym_gen(default_bucket_key)
+        symbol, data_names, label_names = self._first_gen = self._call_sym_gen(default_bucket_key)
         self._data_names = list(data_names) if data_names is not None else []
         self._label_names = list(label_names) if label_names is not None else []
         self._state_names = list(state_names) if state_names is not None else []
@@ -129,7 +129,9 @@ class BucketingModule(BaseModule):
         self.inputs_need_grad = inputs_need_grad
         self.binded = True
         self._grad_req = grad_req
-        symbol, data_names, label_names = self._call_sym_gen(self._default_bucket_key)
+        # The first bind reuses the graph __init__ generated for the same key.
+        gen, self._first_gen = self._first_gen, None
+        symbol, data_names, label_names = gen or self._call_sym_gen(self._default_bucket_key)
         module = self._new_module(symbol, data_names, label_names)
         module.bind(data_shapes, label_shapes, for_training, inputs_need_grad, force_rebind=False,
                     shared_module=None, grad_req=grad_req)

@@ -1,7 +1,7 @@
 """Sentence data for language models: `encode_sentences` and `BucketSentenceIter` (MXNet 1.x's)."""
 from __future__ import annotations
 
-import bisect
+import itertools
 import random
 
 import numpy as np
@@ -35,6 +35,11 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
         new_vocab = False
     res = []
     for sent in sentences:
+        try:  # fast path: every token known
+            res.append([vocab[word] for word in sent])
+            continue
+        except KeyError:
+            pass
         coded = []
         for word in sent:
             if word not in vocab:
@@ -98,20 +103,23 @@ class BucketSentenceIter(DataIter):
             buckets = [i for i, j in enumerate(np.bincount([len(s) for s in sentences])) if j >= global_batch]
         buckets.sort()
 
-        ndiscard = 0
-        self.data = [[] for _ in buckets]
-        valid_buckets = {item: 0 for item in range(len(buckets))}
-        for sent in sentences:
-            buck = bisect.bisect_left(buckets, len(sent))
-            valid_buckets[buck] = 1
-            if buck == len(buckets):
-                ndiscard += 1
+        lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+        which = np.searchsorted(np.asarray(buckets), lengths, side="left")  # smallest bucket >= length
+        ndiscard = int(np.count_nonzero(which == len(buckets)))
+        self.data = []
+        kept = []
+        for b, length in enumerate(buckets):
+            rows = np.flatnonzero(which == b)
+            if not len(rows):
                 continue
-            buff = np.full((buckets[buck],), invalid_label, dtype=dtype)
-            buff[:len(sent)] = sent
-            self.data[buck].append(buff)
-        buckets = [j for i, j in enumerate(buckets) if valid_buckets[i] == 1]
-        self.data = [np.asarray(i, dtype=dtype) for i in self.data if i]
+            lens = lengths[rows]
+            tokens = np.fromiter(itertools.chain.from_iterable(sentences[r] for r in rows),
+                                 dtype=dtype, count=int(lens.sum()))
+            padded = np.full((len(rows), length), invalid_label, dtype=dtype)
+            padded[np.arange(length) < lens[:, None]] = tokens  # row by row, in sentence order
+            self.data.append(padded)
+            kept.append(length)
+        buckets = kept
 
         print("WARNING: discarded %d sentences longer than the largest bucket." % ndiscard)
 
@@ -121,8 +129,7 @@ class BucketSentenceIter(DataIter):
         self.label_name = label_name
         self.dtype = dtype
         self.invalid_label = invalid_label
-        self.nddata = []
-        self.ndlabel = []
+        self._labels = []
         self.major_axis = layout.find("N")
         self.layout = layout
         if not buckets:
@@ -150,14 +157,24 @@ class BucketSentenceIter(DataIter):
         self._py_random.shuffle(self.idx)
         for buck in self.data:
             self._np_random.shuffle(buck)
-        self.nddata = []
-        self.ndlabel = []
+        self._labels = []
         for buck in self.data:
             label = np.empty_like(buck)
             label[:, :-1] = buck[:, 1:]
             label[:, -1] = self.invalid_label
-            self.nddata.append(_nd_array(buck, dtype=self.dtype))
-            self.ndlabel.append(_nd_array(label, dtype=self.dtype))
+            self._labels.append(label)
+
+    # Batches are cut from the host arrays and only they go to the device, so nothing
+    # waits for whole buckets to be copied (or for a slicing program to compile).
+    @property
+    def nddata(self) -> list:
+        """This epoch's shuffled data, one NDArray per bucket (MXNet's attribute)."""
+        return [_nd_array(d, dtype=self.dtype) for d in self.data]
+
+    @property
+    def ndlabel(self) -> list:
+        """This epoch's labels, one NDArray per bucket (MXNet's attribute)."""
+        return [_nd_array(lab, dtype=self.dtype) for lab in self._labels]
 
     def upcoming_buckets(self, limit=None) -> list:
         """Bucket keys of this epoch's remaining batches (the next `limit` of them), in the
@@ -172,10 +189,12 @@ class BucketSentenceIter(DataIter):
         i, j = self.idx[self.curr_idx]
         j += self.part_index * self.batch_size  # this worker's rows of the global batch
         self.curr_idx += 1
-        data = self.nddata[i][j:j + self.batch_size]
-        label = self.ndlabel[i][j:j + self.batch_size]
+        # Copies: a device array may alias host memory (CPU), and reset() shuffles in place.
+        data = self.data[i][j:j + self.batch_size].copy()
+        label = self._labels[i][j:j + self.batch_size].copy()
         if self.major_axis == 1:
             data, label = data.T, label.T
+        data, label = _nd_array(data, dtype=self.dtype), _nd_array(label, dtype=self.dtype)
         return DataBatch([data], [label], pad=0, bucket_key=self.buckets[i],
                          provide_data=[DataDesc(self.data_name, data.shape, layout=self.layout)],
                          provide_label=[DataDesc(self.label_name, label.shape, layout=self.layout)])
