@@ -10,6 +10,10 @@ process start to the first and to the last trained batch (the example measures i
 /proc) and the cumulative train perplexity over the N batches, next to MXNet 1.9.1's
 figures for the same script on one core (issue #5: 200 batches in 31.5 s, first batch
 1.7 s after start, perplexity 6498.5 / 6592.6 / 5665.5 for seeds 1..3).
+
+The example runs as from an installed package: jbind's and the example's bytecode is
+compiled first (pip does that at install), and the runs may write bytecode even where
+the shell sets PYTHONDONTWRITEBYTECODE.
 """
 import argparse
 import json
@@ -30,7 +34,8 @@ PPL = re.compile(r"Epoch\[0\] Train-perplexity=([\d.]+)")
 def run_example(batches, seed, cache_dir, extra=()):
     cmd = [sys.executable, EXAMPLE, "--max-batches", str(batches), "--num-epochs", "1", "--seed", str(seed),
            "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise SystemExit(f"the example failed ({proc.returncode}):\n{out[-3000:]}")
@@ -48,6 +53,9 @@ def main(argv=None):
     p.add_argument("--json", help="write the runs here (atomically)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
+    root = os.path.dirname(HERE)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(root, "jbind"), os.path.dirname(EXAMPLE)],
+                   check=True, stdout=subprocess.DEVNULL)
     runs = []
     with tempfile.TemporaryDirectory(prefix="jbind-e2e-cache-") as cache:
         for i, seed in enumerate([seeds[0]] + seeds):

@@ -42,6 +42,7 @@ class BucketingModule(BaseModule):
         self._symbol = symbol
         self._declared: list = []  # bucket keys declared by the iterator or precompile()
         self._bind_lock = threading.RLock()
+        self._precompile_job = None  # the last precompile()'s job
 
     def _call_sym_gen(self, key):
         out = self._sym_gen(key)
@@ -237,8 +238,9 @@ class BucketingModule(BaseModule):
         return job
 
     def _before_training(self, train_data):
-        # Precompile the other buckets once the first batch has its own executable, so
-        # the first batch does not share the CPU with every other bucket's compile.
+        # Precompile the other buckets once the first batch has run (from the second
+        # train_step on), so the first batch does not share the CPU with every other
+        # bucket's compile or load.
         # An iterator that knows its batch order (`upcoming_buckets()`, jbind extension)
         # gets its buckets compiled in the order it needs them, each epoch only those
         # it will visit; otherwise every declared bucket, largest first.
@@ -246,6 +248,7 @@ class BucketingModule(BaseModule):
         self._pending_precompile = sorted(set(keys), reverse=True) if keys else None
         self._upcoming = getattr(train_data, "upcoming_buckets", None) if keys else None
         self._precompiled: set = set()
+        self._stepped = False
         if keys:
             self._declare(keys)
 
@@ -292,14 +295,16 @@ class BucketingModule(BaseModule):
         self._curr_module.update()
 
     def train_step(self, data_batch):
+        if getattr(self, "_pending_precompile", None) is not None:
+            self._precompiled.add(data_batch.bucket_key)
+            if self._stepped:  # the first batch runs alone; later ones overlap the compiles
+                keys = self._next_precompile()
+                if keys:
+                    self.precompile(keys)
         self.switch_bucket(data_batch.bucket_key, data_batch.provide_data, data_batch.provide_label)
         self._params_dirty = True
         self._curr_module.train_step(data_batch)
-        if getattr(self, "_pending_precompile", None) is not None:
-            self._precompiled.add(data_batch.bucket_key)
-            keys = self._next_precompile()
-            if keys:
-                self.precompile(keys)
+        self._stepped = True
 
     def get_outputs(self, merge_multi_context=True):
         return self._curr_module.get_outputs(merge_multi_context=merge_multi_context)
