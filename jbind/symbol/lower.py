@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError
-from . import rolled
+from . import _heads, rolled
 from .graph import Graph
 
 
@@ -34,6 +34,8 @@ def make_forward(g: Graph, shapes=None):
            for i, n in enumerate(g.nodes)]
 
     op_nodes = [i for i, op in enumerate(ops) if op is not None]
+    heads = _heads.plan(g)  # SoftmaxOutput node -> the FullyConnected it may fuse with
+    fused_fc = set(heads.values())
     loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() else None
 
     def forward(args, aux, key, is_train):
@@ -43,8 +45,16 @@ def make_forward(g: Graph, shapes=None):
         for vi, k in aux_pos.items():
             vals[g.offsets[vi]] = aux[k]
         new_aux = list(aux)
+        deferred = set()
 
         def lower_node(ni):
+            if ni in fused_fc and ni not in deferred:  # lowered with its SoftmaxOutput
+                deferred.add(ni)
+                return
+            if heads.get(ni) in deferred and lower_head(ni, heads[ni]):
+                return
+            if heads.get(ni) in deferred:  # these values don't fit the fused head
+                lower_node(heads[ni])
             node, op = g.nodes[ni], ops[ni]
             entries = g.in_entries[ni]
             nargs = node.num_args()
@@ -62,6 +72,18 @@ def make_forward(g: Graph, shapes=None):
                 vals[off + k] = o
             for k, v in zip(aux_of[ni], upd):
                 new_aux[k] = v
+
+        def lower_head(ni, fc):
+            fc_ins = [vals[e] for e in g.in_entries[fc]]
+            try:
+                out = _heads.lower(ops[ni], ops[fc], fc_ins, vals[g.in_entries[ni][1]])
+            except Exception as e:
+                raise MXNetError(f"SoftmaxOutput '{g.nodes[ni].name}' with FullyConnected "
+                                 f"'{g.nodes[fc].name}': lowering failed: {type(e).__name__}: {e}") from e
+            if out is None:
+                return False
+            vals[g.offsets[ni]] = out
+            return True
 
         if loops is not None:  # recurrences as lax.scan (rolled.py), the rest node by node
             loops.run(vals, key, is_train, lower_node, ops)

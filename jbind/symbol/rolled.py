@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from . import _heads
 from ._scan import LoopPlan
 
 _STEP = re.compile(r"(?P<cell>.*)t(?P<t>\d+)_(?P<rest>.*)")
@@ -54,8 +55,9 @@ def loop_lowering(on: bool):
 
 
 def cache_suffix() -> str:
-    """The compile-cache mode suffix: the two lowerings are different executables."""
-    return "" if _state["on"] else "+unrolled"
+    """The compile-cache mode suffix: the lowerings differ (loops rolled or not, loss heads
+    fused or not), so do their executables."""
+    return ("" if _state["on"] else "+unrolled") + _heads.cache_suffix()
 
 
 # ----------------------------------------------------------------------------- planning
