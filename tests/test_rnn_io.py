@@ -24,6 +24,35 @@ def test_encode_sentences_matches_mxnet(name):
     assert [res, vocab] == IO["encode"][name]
 
 
+def _mxnet_encode(sentences, vocab, invalid_label, start_label):
+    """MXNet 1.9.1's encode_sentences loop (no unknown_token), for comparison."""
+    idx, res = start_label, []
+    vocab = {"\n": invalid_label} if vocab is None else dict(vocab)
+    for sent in sentences:
+        coded = []
+        for word in sent:
+            if word not in vocab:
+                if idx == invalid_label:
+                    idx += 1
+                vocab[word] = idx
+                idx += 1
+            coded.append(vocab[word])
+        res.append(coded)
+    return res, vocab
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_encode_sentences_equals_mxnets_loop_on_random_corpora(seed):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(30)]
+    sents = [list(rng.choice(words, size=rng.integers(0, 8))) for _ in range(50)]
+    got, vocab = mx.rnn.encode_sentences(sents, invalid_label=3, start_label=1)
+    assert (got, vocab) == _mxnet_encode(sents, None, 3, 1)
+    more = [list(rng.choice(words, size=rng.integers(0, 8))) for _ in range(20)]
+    assert mx.rnn.encode_sentences(more, vocab=dict(vocab), invalid_label=3, start_label=1)[0] == \
+        _mxnet_encode(more, vocab, 3, 1)[0]
+
+
 def test_encode_sentences_refuses_unknown_tokens_with_a_fixed_vocab():
     with pytest.raises(AssertionError, match="Unknown token dog"):
         mx.rnn.encode_sentences([["cat", "dog"]], vocab={"cat": 1})
@@ -69,7 +98,7 @@ def test_bucket_sentence_iter_batches_survive_the_next_reset(capsys):
     it = mx.rnn.BucketSentenceIter(sents, batch_size=4, buckets=[4, 8], invalid_label=0, seed=3)
     batches = list(it)
     before = [(b.data[0].asnumpy().copy(), b.label[0].asnumpy().copy()) for b in batches]
-    it.reset()  # shuffles the host buckets in place
+    it.reset()  # reshuffles every bucket
     for b, (d, lab) in zip(batches, before):
         np.testing.assert_array_equal(b.data[0].asnumpy(), d)
         np.testing.assert_array_equal(b.label[0].asnumpy(), lab)

@@ -41,6 +41,11 @@ class SGD(Optimizer):
         self.lazy_update = lazy_update
         self.aggregate_num = 4
 
+    def init_state(self, weight):
+        if self.momentum <= 0:  # MXNet's SGD keeps no state then; nor builds a chain to say so
+            return None
+        return super().init_state(weight)
+
     def _tx(self, lr, wd, t):
         tail = [optax.trace(f32(self.momentum))] if self.momentum > 0 else []
         return optax.chain(optax.scale(f32(self.rescale_grad)), *self._clip(), optax.add_decayed_weights(wd),
