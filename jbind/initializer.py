@@ -23,7 +23,7 @@ import numpy as np
 
 from . import registry
 from .ndarray import NDArray
-from .random import numpy_generator
+from .random import host_sampler
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero", "One", "Constant",
            "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "FusedRNN"]
@@ -147,7 +147,7 @@ class Initializer:
 
     def _init_quantized_weight(self, _, arr):
         # MXNet draws a single integer (randint without a shape) and fills the array with it
-        arr[:] = int(np.int8(numpy_generator().integers(-127, 127)))
+        arr[:] = int(np.int8(host_sampler().integers(-127, 127)))
 
     def _init_default(self, name, _):
         raise ValueError(f"Unknown initialization pattern for {name}. Default initialization is now limited to "
@@ -269,7 +269,7 @@ class Uniform(Initializer):
         self.scale = scale
 
     def _init_weight(self, _, arr):
-        _fill(arr, numpy_generator().uniform(-self.scale, self.scale, arr.shape))
+        _fill(arr, host_sampler().uniform(-self.scale, self.scale, arr.shape))
 
 
 @register
@@ -281,7 +281,7 @@ class Normal(Initializer):
         self.sigma = sigma
 
     def _init_weight(self, _, arr):
-        _fill(arr, numpy_generator().normal(0, self.sigma, arr.shape))
+        _fill(arr, host_sampler().normal(0, self.sigma, arr.shape))
 
 
 @register
@@ -295,7 +295,7 @@ class Orthogonal(Initializer):
 
     def _init_weight(self, _, arr):
         nout, nin = arr.shape[0], int(np.prod(arr.shape[1:]))
-        rng = numpy_generator()
+        rng = host_sampler()
         if self.rand_type == "uniform":
             tmp = rng.uniform(-1.0, 1.0, (nout, nin)).astype(np.float32)
         elif self.rand_type == "normal":
@@ -339,9 +339,9 @@ class Xavier(Initializer):
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
         if self.rnd_type == "uniform":
-            _fill(arr, numpy_generator().uniform(-scale, scale, arr.shape))
+            _fill(arr, host_sampler().uniform(-scale, scale, arr.shape))
         elif self.rnd_type == "gaussian":
-            _fill(arr, numpy_generator().normal(0, scale, arr.shape))
+            _fill(arr, host_sampler().normal(0, scale, arr.shape))
         else:
             raise ValueError("Unknown random type")
 

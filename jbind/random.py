@@ -6,6 +6,8 @@ import threading
 import jax
 import numpy as np
 
+from ._mxrandom import Sampler
+
 _lock = threading.Lock()
 _state = {"seed": 0, "key": None, "counter": 0, "np": None}
 
@@ -42,10 +44,12 @@ def next_counter() -> np.uint32:
     return np.uint32(c & 0xFFFFFFFF)
 
 
-def numpy_generator() -> np.random.Generator:
-    """The numpy generator host-side draws use (initializers); `seed` restarts it."""
+def host_sampler():
+    """The host-side sampler initializers draw from: MXNet 1.x's CPU engines for the
+    current seed (`_mxrandom.Sampler`), so `mx.random.seed(s)` then an initializer gives
+    MXNet's weights. `seed` restarts it."""
     with _lock:
         g = _state["np"]
         if g is None:
-            g = _state["np"] = np.random.default_rng(_state["seed"])
+            g = _state["np"] = Sampler(_state["seed"])
         return g
