@@ -156,13 +156,14 @@ class BaseModule:
                     self.update_metric(eval_metric, data_batch.label)
                 try:
                     next_data_batch = next(data_iter)
-                    self.prepare(next_data_batch, sparse_row_id_fn=sparse_row_id_fn)
                 except StopIteration:
                     end_of_batch = True
                 if batch_end_callback is not None:
                     params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric, locals=locals())
                     for cb in _as_list(batch_end_callback):
                         cb(params)
+                if not end_of_batch:  # binds the next bucket: work for the next batch, after this one's callbacks
+                    self.prepare(next_data_batch, sparse_row_id_fn=sparse_row_id_fn)
                 nbatch += 1
                 if bar is not None:
                     bar.update(1)
