@@ -56,16 +56,33 @@ def test_corrupt_or_truncated_entries_are_recompiled(tmp_path):
     for path in files[1:]:
         with open(path, "r+b") as f:
             f.truncate(10)
-    again = _run(tmp_path)  # JAX's own cache still has the programs: loaded there, not re-stored
+    again = _run(tmp_path)  # rejected; JAX's entries for them dropped, compiled afresh and stored
     assert again["counts"]["rejected"] == len(files) and again["counts"]["loaded"] == 0
+    assert again["counts"]["saved"] == len(files)
     np.testing.assert_array_equal(again["out"], first["out"])
     np.testing.assert_array_equal(again["grad"], first["grad"])
-    third = _run(tmp_path)  # still correct, through JAX's cache
+    third = _run(tmp_path)  # healed: loaded without tracing
+    assert third["counts"]["loaded"] == len(files) and third["counts"]["rejected"] == 0
     np.testing.assert_array_equal(third["grad"], first["grad"])
     for path in glob.glob(str(tmp_path / "*")):  # an empty folder: a fresh compile stores again
         os.remove(path)
     assert _run(tmp_path)["counts"]["saved"] == len(files)
     assert _run(tmp_path)["counts"]["loaded"] == len(files)
+
+
+def test_after_a_jbind_upgrade_executables_are_compiled_and_stored_again(tmp_path):
+    first = _run(tmp_path)
+    n = first["counts"]["saved"]
+    # Another jbind (its sources hash differently): jbind's entries and JAX's both miss.
+    upgraded = "from jbind.compile import store\nstore._environment = lambda: 'jbind, upgraded'\n"
+    env = dict(os.environ, JBIND_CACHE_DIR=str(tmp_path), JAX_PLATFORMS="cpu")
+    for expect in ("saved", "loaded"):
+        proc = subprocess.run([sys.executable, "-c", upgraded + SCRIPT], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        counts = json.loads(proc.stdout.strip().splitlines()[-1])["counts"]
+        assert counts[expect] == n, (expect, counts)
+    assert len(glob.glob(str(tmp_path / "jbind-exe-*"))) == 2 * n
 
 
 def _forward(hidden, batch=2):

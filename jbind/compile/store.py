@@ -54,12 +54,50 @@ def build(key, make):
     compiled = load(key)
     if compiled is not None:
         return compiled
+    folder = persistent.persistent_cache_dir()
+    _local.tag = _digest(key)[:16] if folder is not None else None
+    if folder is not None:
+        _forget_jax_entries(folder, _local.tag)
     _listen()
     _local.jax_cache_hit = False
-    compiled = make()
+    try:
+        compiled = make()
+    finally:
+        _local.tag = None
     if not _local.jax_cache_hit:
         save(key, compiled)
     return compiled
+
+
+def program_name(base: str) -> str:
+    """The name for a program `build()` is making: `base` plus its key's digest.
+
+    JAX names its own cache entries after the program, so each entry belongs to one
+    jbind key and one jbind version: after an upgrade JAX's entries miss as jbind's do,
+    and a fresh compile is stored here again.
+    """
+    tag = getattr(_local, "tag", None)
+    return f"{base}_{tag}" if tag else base
+
+
+def named(fn, base: str):
+    """`fn` under the name `program_name(base)` (what `jax.jit` names the program)."""
+    def program(*args):
+        return fn(*args)
+    program.__name__ = program.__qualname__ = program_name(base)
+    return program
+
+
+def _forget_jax_entries(folder: str, tag: str) -> None:
+    """Remove JAX's entries for this key's program. jbind's own entry is missing or was
+    rejected; a JAX cache hit could not be stored (it serializes without object code on
+    CPU), so every later start would trace and lower again. Compiled afresh, it is."""
+    try:
+        names = [e.name for e in os.scandir(folder) if f"_{tag}-" in e.name]
+    except OSError:
+        return
+    for name in names:
+        _remove(os.path.join(folder, name))
 
 
 def _listen():
@@ -88,9 +126,12 @@ def _environment() -> str:
                      str(jax.config.jax_enable_x64), devices])
 
 
+def _digest(key) -> str:
+    return hashlib.sha256(repr((key, _environment())).encode()).hexdigest()
+
+
 def _file(folder: str, key) -> str:
-    digest = hashlib.sha256(repr((key, _environment())).encode()).hexdigest()
-    return os.path.join(folder, f"jbind-exe-{digest[:40]}")
+    return os.path.join(folder, f"jbind-exe-{_digest(key)[:40]}")
 
 
 def _devices_of(key):

@@ -15,6 +15,7 @@ from jax.sharding import SingleDeviceSharding
 
 from .. import random as _random
 from ..base import MXNetError
+from ..compile import store
 from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray
 from ..symbol.graph import graph_of
@@ -80,7 +81,7 @@ class Executor:
             def jbind_forward(args, aux, key, counter):
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
-            return jax.jit(jbind_forward).lower(args, aux, kspec, cspec).compile()
+            return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec).compile()
         train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
         heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=SingleDeviceSharding(self._device))
                       for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
@@ -90,7 +91,7 @@ class Executor:
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
             return train(args, aux, k, head_grads, old_grads)
-        return jax.jit(jbind_train).lower(args, aux, kspec, cspec, heads, old).compile()
+        return jax.jit(store.named(jbind_train, "jbind_train")).lower(args, aux, kspec, cspec, heads, old).compile()
 
     # --- running ------------------------------------------------------------------------
     def _set_outputs(self, outs):

@@ -14,6 +14,7 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from .. import random as _random
+from ..compile import store
 from ..compile.cache import CACHE, CacheKey
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_train
@@ -76,7 +77,7 @@ def _build(exe, opt, param_pos, states):
     st = jax.tree.map(spec, states)
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
-    jitted = jax.jit(jbind_step, donate_argnums=(0, 5))
+    jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
     return jitted.lower(params, other, aux, kspec, cspec, st, scalars, scalars, counts).compile()
 
 

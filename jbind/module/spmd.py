@@ -23,6 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from .. import random as _random
+from ..compile import store
 from ..compile.cache import CACHE, CacheKey
 from ..executor.step import _OWNED, _own, merge_args
 from ..symbol.infer import SHAPE, entry_values
@@ -137,7 +138,7 @@ class SpmdRunner:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
                 return forward(args, aux, k, is_train)
             fn = self._shard_map(body, (s, s, r, s), s)
-            return jax.jit(fn).lower(args, aux, key, counters).compile()
+            return jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters).compile()
         p = self.plan
         train = make_train(g, p.diff, p.add, p.no_head, self._shapes(g))
         heads = tuple(self._spec(shape, np.float32) for shape, loss in zip(p.out_shapes, p.no_head) if not loss)
@@ -148,7 +149,7 @@ class SpmdRunner:
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
             return train(args, aux, k, head_grads, old_grads)
         fn = self._shard_map(body, (s, s, r, s, s, s), s)
-        return jax.jit(fn).lower(args, aux, key, counters, heads, old).compile()
+        return jax.jit(store.named(fn, "jbind_spmd_train")).lower(args, aux, key, counters, heads, old).compile()
 
     # --- running the group --------------------------------------------------------------
     def _inputs(self, execs):
@@ -255,7 +256,7 @@ def _build_step(runner, g, opt, param_pos, states):
     scalars = tuple(jax.ShapeDtypeStruct((), np.float32, sharding=runner.replicated) for _ in param_pos)
     counts = tuple(jax.ShapeDtypeStruct((), np.int32, sharding=runner.replicated) for _ in param_pos)
     fn = runner._shard_map(body, (s, s, s, r, s, s, r, r, r), s)
-    jitted = jax.jit(fn, donate_argnums=(0, 5))
+    jitted = jax.jit(store.named(fn, "jbind_spmd_step"), donate_argnums=(0, 5))
     return jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts).compile()
 
 
