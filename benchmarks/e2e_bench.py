@@ -1,6 +1,7 @@
 """End to end: the README's example for 200 batches, from process start, cold and warm.
 
     taskset -c 0 python benchmarks/e2e_bench.py [--batches 200] [--seeds 1,2,3] [--json PATH]
+        [--mxnet /path/to/mxnet-venv/bin/python]
 
 Runs `examples/bucketing_rnn.py --max-batches N --num-epochs 1` in fresh processes:
 first with an empty persistent cache directory (cold: every compile included), then
@@ -10,6 +11,10 @@ process start to the first and to the last trained batch (the example measures i
 /proc) and the cumulative train perplexity over the N batches, next to MXNet 1.9.1's
 figures for the same script on one core (issue #5: 200 batches in 31.5 s, first batch
 1.7 s after start, perplexity 6498.5 / 6592.6 / 5665.5 for seeds 1..3).
+
+With `--mxnet PYTHON` (an interpreter with mxnet 1.9.1), MXNet's own script
+(`mxnet_bucketing.py`, OMP_NUM_THREADS=1) runs once per seed in the same session, timed
+the same way: the baseline is then measured next to jbind instead of quoted.
 
 The example runs as from an installed package: jbind's and the example's bytecode is
 compiled first (pip does that at install), and the runs may write bytecode even where
@@ -31,10 +36,14 @@ TIMES = re.compile(r"first batch ([\d.]+) s after process start; (\d+) batches i
 PPL = re.compile(r"Epoch\[0\] Train-perplexity=([\d.]+)")
 
 
-def run_example(batches, seed, cache_dir, extra=()):
-    cmd = [sys.executable, EXAMPLE, "--max-batches", str(batches), "--num-epochs", "1", "--seed", str(seed),
-           "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, *extra]
+def run_example(batches, seed, cache_dir, extra=(), mxnet=None):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if mxnet:
+        cmd = [mxnet, os.path.join(HERE, "mxnet_bucketing.py"), "--max-batches", str(batches), "--seed", str(seed)]
+        env["OMP_NUM_THREADS"] = "1"
+    else:
+        cmd = [sys.executable, EXAMPLE, "--max-batches", str(batches), "--num-epochs", "1", "--seed", str(seed),
+               "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -51,6 +60,7 @@ def main(argv=None):
     p.add_argument("--batches", type=int, default=200)
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--json", help="write the runs here (atomically)")
+    p.add_argument("--mxnet", help="a Python with mxnet 1.9.1: measure MXNet's script in this run too")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     root = os.path.dirname(HERE)
@@ -68,8 +78,15 @@ def main(argv=None):
                   f"{r['batches_s']:.2f} s from process start (MXNet {MXNET['batches_s']} s: "
                   f"{r['batches_s'] / MXNET['batches_s']:.2f}x), train perplexity {r['perplexity']:.1f}"
                   + (f" (MXNet seed {seed}: {ref})" if ref else ""), flush=True)
+    if args.mxnet:
+        for seed in seeds:
+            r = run_example(args.batches, seed, None, mxnet=args.mxnet)
+            r.update(kind="mxnet", seed=seed)
+            runs.append(r)
+            print(f"MXNet seed {seed}: first batch {r['first_batch_s']:.2f} s, {r['batches']} batches "
+                  f"{r['batches_s']:.2f} s from process start, train perplexity {r['perplexity']:.1f}", flush=True)
     lo, hi = min(MXNET["perplexity"].values()), max(MXNET["perplexity"].values())
-    ppls = [r["perplexity"] for r in runs]
+    ppls = [r["perplexity"] for r in runs if r["kind"] != "mxnet"]
     print(f"perplexity after {args.batches} batches: jbind {min(ppls):.1f}..{max(ppls):.1f}, "
           f"MXNet seeds 1..3 {lo}..{hi}; all inside: {all(lo <= x <= hi for x in ppls)}")
     if args.json:
