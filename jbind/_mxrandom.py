@@ -40,10 +40,10 @@ class Sampler:
         start = self._used[i]
         end = start + n
         buf = self._raw_drawn[i]
-        if len(buf) < end:
+        if len(buf) < end:  # (re)draw from the seed, ahead: an initializer draws several arrays
             self._rs.seed((self._base + i) & 0xFFFFFFFF)
-            size = max(end, 2 * len(buf))
-            buf = self._raw_drawn[i] = self._rs.randint(0, 2 ** 32, size=size, dtype=np.uint64).astype(np.uint32)
+            size = max(end, 2 * len(buf), 4096)
+            buf = self._raw_drawn[i] = self._rs.randint(0, 2 ** 32, size=size, dtype=np.uint32)
         if consume:
             self._used[i] = end
         return buf[start:end]
@@ -58,15 +58,20 @@ class Sampler:
         return [(i, i * step, min((i + 1) * step, n)) for i in range(count) if i * step < n]
 
     @staticmethod
-    def _unit(raw: np.ndarray) -> np.ndarray:
-        return np.minimum(raw.astype(np.float32) / np.float32(2 ** 32), _BELOW_ONE)
+    def _unit(raw: np.ndarray, out=None) -> np.ndarray:
+        u = np.multiply(raw, np.float32(2.0 ** -32), out=out, dtype=np.float32)  # exact: a power of two
+        return np.minimum(u, _BELOW_ONE, out=u)
 
     def uniform(self, low, high, size) -> np.ndarray:
         shape = tuple(np.atleast_1d(size)) if size is not None else ()
         n = int(np.prod(shape))
-        raw = np.concatenate([self._raw(i, b - a) for i, a, b in self._chunks(n)]) if n else np.empty(0, np.uint32)
+        u = np.empty(n, np.float32)
+        for i, a, b in self._chunks(n):
+            self._unit(self._raw(i, b - a), out=u[a:b])
         lo, hi = np.float32(low), np.float32(high)
-        return (lo + (hi - lo) * self._unit(raw)).reshape(shape)
+        u *= hi - lo
+        u += lo
+        return u.reshape(shape)
 
     def normal(self, loc, scale, size) -> np.ndarray:
         shape = tuple(np.atleast_1d(size)) if size is not None else ()
