@@ -301,8 +301,15 @@ class KVStore:
     def load_optimizer_states(self, fname: str) -> None:
         """Load optimizer states written by `save_optimizer_states` (jbind's or MXNet's)."""
         updater = self._states_updater("load_optimizer_states")
-        with open(fname, "rb") as f:
-            updater.set_states(f.read())
+        try:
+            with open(fname, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
+        try:
+            updater.set_states(data)
+        except MXNetError as e:
+            raise MXNetError(f"{fname!r}: {e}") from None
 
     def _states_updater(self, what):
         if self._updater is None:

@@ -85,6 +85,16 @@ def test_checkpoint_round_trip_with_optimizer_states(tmp_path):
         m.update()
     for k, v in mod.get_params()[0].items():
         np.testing.assert_allclose(loaded.get_params()[0][k].asnumpy(), v.asnumpy(), rtol=1e-6)
+    states = tmp_path / "mlp-0002.states"
+    states.write_bytes(states.read_bytes()[:40])  # truncated
+    with pytest.raises(mx.base.MXNetError, match=r"mlp-0002\.states.*cannot read optimizer states"):
+        loaded.load_optimizer_states(str(states))
+    kv = mx.kv.create("local")
+    kv.set_optimizer(mx.optimizer.create("sgd", momentum=0.9))
+    with pytest.raises(mx.base.MXNetError, match=r"mlp-0002\.states.*cannot read optimizer states"):
+        kv.load_optimizer_states(str(states))
+    with pytest.raises(mx.base.MXNetError, match="cannot read optimizer states .*nope"):
+        kv.load_optimizer_states(str(tmp_path / "nope"))
 
 
 def test_module_errors():

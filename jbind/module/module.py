@@ -333,7 +333,10 @@ class Module(BaseModule):
                 data = f.read()
         except OSError as e:
             raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
-        self._updater.set_states(data)
+        try:
+            self._updater.set_states(data)
+        except MXNetError as e:
+            raise MXNetError(f"{fname!r}: {e}") from None
 
     # --- computation -----------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
