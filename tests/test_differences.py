@@ -162,3 +162,14 @@ def test_dist_fit_logs_metrics_over_all_workers(monkeypatch):
     mod = mx.mod.Module(mx.sym.Variable("data"), label_names=None)
     mod._dist = True
     assert mod._over_workers(m).num_inst == 4
+
+
+def test_micro_pearson_global_value_is_the_correlation():
+    """MXNet 1.9.1's PearsonCorrelation(average='micro').get_global() returns 0.0 (its
+    global sums are never filled); jbind's is the same streamed correlation as get()."""
+    m = mx.metric.PearsonCorrelation(average="micro")
+    x = np.linspace(-1, 1, 8, dtype=np.float32)
+    m.update([mx.nd.array(x)], [mx.nd.array(2 * x + 0.1 * np.cos(7 * x))])
+    m.update([mx.nd.array(x[::-1])], [mx.nd.array(2 * x[::-1])])
+    local, glob = m.get()[1], m.get_global()[1]
+    assert glob == local and 0.99 < local <= 1.0

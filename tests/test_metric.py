@@ -31,7 +31,8 @@ def test_matches_mxnet(name, as_numpy):
     for (labels, preds), value, global_value in zip(exp["batches"], exp["values"], exp["global_values"]):
         metric.update([wrap(x) for x in labels], [wrap(x) for x in preds])
         _check(metric.get_name_value(), value)
-        _check(metric.get_global_name_value(), global_value)
+        # MXNet 1.9.1's micro Pearson has no global sums: its get_global() is 0.0 (README)
+        _check(metric.get_global_name_value(), value if name == "pearsonr_micro" else global_value)
     assert float(getattr(metric, "num_inst", 0)) == exp["num_inst"]
 
 

@@ -60,18 +60,57 @@ class RMSE(_Regression):
 @register
 @alias("pearsonr")
 class PearsonCorrelation(EvalMetric):
-    """Pearson correlation of each batch ('macro' average; 'micro' is not supported)."""
+    """Pearson correlation: 'macro' averages each batch's; 'micro' is one correlation over
+    every batch, streamed as MXNet 1.9.1 streams it (Welford means and squared deviations;
+    the co-moment of each batch taken against the label mean after the batch and the
+    prediction mean before it)."""
 
     def __init__(self, name="pearsonr", output_names=None, label_names=None, average="macro"):
-        if average != "macro":
-            raise NotImplementedError("PearsonCorrelation: only average='macro' is supported")
+        if average not in ("macro", "micro"):
+            raise ValueError(f"PearsonCorrelation: average must be 'macro' or 'micro', got {average!r}")
         self.average = average
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
+
+    def reset(self) -> None:
+        super().reset()
+        # count, mean, sum of squared deviations of labels and of predictions; co-moment
+        self._label_stats = self._pred_stats = (0, 0.0, 0.0)
+        self._comoment = 0.0
+
+    @staticmethod
+    def _welford(values, stats):
+        count, mean, m2 = stats
+        count += len(values)
+        delta = values - mean
+        mean += numpy.sum(delta / count)
+        return count, mean, m2 + numpy.sum(delta * (values - mean))
 
     def update(self, labels, preds) -> None:
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds):
             label, pred = _np(label), _np(pred)
             check_label_shapes(label, pred, False, True)
-            corr = numpy.corrcoef(pred.ravel().astype(numpy.float64), label.ravel().astype(numpy.float64))[0, 1]
-            self._add(corr, 1)
+            label, pred = label.ravel().astype(numpy.float64), pred.ravel().astype(numpy.float64)
+            if self.average == "macro":
+                self._add(numpy.corrcoef(pred, label)[0, 1], 1)
+                continue
+            self._label_stats = self._welford(label, self._label_stats)
+            self._comoment += numpy.sum((label - self._label_stats[1]) * (pred - self._pred_stats[1]))
+            self._pred_stats = self._welford(pred, self._pred_stats)
+            self.num_inst += 1
+            self.global_num_inst += 1
+
+    def _micro(self):
+        n = self._label_stats[0]
+        return self._comoment / ((n - 1) * numpy.sqrt(self._pred_stats[2] / (n - 1)) *
+                                 numpy.sqrt(self._label_stats[2] / (n - 1)))
+
+    def get(self):
+        if self.average == "macro" or self.num_inst == 0:
+            return super().get()
+        return (self.name, self._micro())
+
+    def get_global(self):
+        if self.average == "macro" or self.global_num_inst == 0:
+            return super().get_global()
+        return (self.name, self._micro())

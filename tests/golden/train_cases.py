@@ -127,6 +127,7 @@ METRIC_CASES = {
     "perplexity_ignore": ("perplexity", dict(ignore_label=0), "prob"),
     "loss": ("loss", {}, "loss"),
     "pearsonr": ("pearsonr", {}, "regress"),
+    "pearsonr_micro": ("pearsonr", dict(average="micro"), "regress"),
     "composite": (["acc", "ce", "top_k_accuracy"], {}, "class_prob"),
     "custom": ("custom_abs", {}, "class"),
     "np_metric": ("np_sq", {}, "regress"),
