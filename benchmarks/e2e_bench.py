@@ -34,16 +34,18 @@ MXNET = {"batches_s": 31.5, "first_batch_s": 1.7, "perplexity": {1: 6498.5, 2: 6
 
 TIMES = re.compile(r"first batch ([\d.]+) s after process start; (\d+) batches in ([\d.]+) s")
 PPL = re.compile(r"Epoch\[0\] Train-perplexity=([\d.]+)")
+STEADY = re.compile(r"after the 10th batch: ([\d.]+) tokens/s")
 
 
-def run_example(batches, seed, cache_dir, extra=(), mxnet=None):
+def run_example(batches, seed, cache_dir, layers=2, mxnet=None):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if mxnet:
-        cmd = [mxnet, os.path.join(HERE, "mxnet_bucketing.py"), "--max-batches", str(batches), "--seed", str(seed)]
+        cmd = [mxnet, os.path.join(HERE, "mxnet_bucketing.py"), "--max-batches", str(batches), "--seed", str(seed),
+               "--num-layers", str(layers)]
         env["OMP_NUM_THREADS"] = "1"
     else:
         cmd = [sys.executable, EXAMPLE, "--max-batches", str(batches), "--num-epochs", "1", "--seed", str(seed),
-               "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, *extra]
+               "--disp-batches", str(10 * batches), "--cache-dir", cache_dir, "--num-layers", str(layers)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -51,8 +53,10 @@ def run_example(batches, seed, cache_dir, extra=(), mxnet=None):
     times, ppl = TIMES.search(out), PPL.search(out)
     if not times or not ppl:
         raise SystemExit(f"could not find the timing / perplexity lines in the example's output:\n{out[-3000:]}")
+    steady = STEADY.search(out)
     return {"first_batch_s": float(times.group(1)), "batches": int(times.group(2)),
-            "batches_s": float(times.group(3)), "perplexity": float(ppl.group(1))}
+            "batches_s": float(times.group(3)), "perplexity": float(ppl.group(1)),
+            "tokens_per_s_after_10": float(steady.group(1)) if steady else None}
 
 
 def main(argv=None):
@@ -61,6 +65,7 @@ def main(argv=None):
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--json", help="write the runs here (atomically)")
     p.add_argument("--mxnet", help="a Python with mxnet 1.9.1: measure MXNet's script in this run too")
+    p.add_argument("--num-layers", type=int, default=2, help="LSTM layers (MXNet's reference figures: 2)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     root = os.path.dirname(HERE)
@@ -70,29 +75,38 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="jbind-e2e-cache-") as cache:
         for i, seed in enumerate([seeds[0]] + seeds):
             kind = "cold" if i == 0 else "warm"
-            r = run_example(args.batches, seed, cache)
+            r = run_example(args.batches, seed, cache, args.num_layers)
             r.update(kind=kind, seed=seed)
             runs.append(r)
-            ref = MXNET["perplexity"].get(seed)
+            ref = MXNET["perplexity"].get(seed) if args.num_layers == 2 else None
             print(f"{kind:4s} seed {seed}: first batch {r['first_batch_s']:.2f} s, {r['batches']} batches "
-                  f"{r['batches_s']:.2f} s from process start (MXNet {MXNET['batches_s']} s: "
-                  f"{r['batches_s'] / MXNET['batches_s']:.2f}x), train perplexity {r['perplexity']:.1f}"
-                  + (f" (MXNet seed {seed}: {ref})" if ref else ""), flush=True)
+                  f"{r['batches_s']:.2f} s from process start"
+                  + (f" (MXNet {MXNET['batches_s']} s: {r['batches_s'] / MXNET['batches_s']:.2f}x)"
+                     if args.num_layers == 2 else "")
+                  + f", {r['tokens_per_s_after_10']:.0f} tokens/s after the 10th batch, train perplexity "
+                  f"{r['perplexity']:.1f}" + (f" (MXNet seed {seed}: {ref})" if ref else ""), flush=True)
     if args.mxnet:
         for seed in seeds:
-            r = run_example(args.batches, seed, None, mxnet=args.mxnet)
+            r = run_example(args.batches, seed, None, args.num_layers, mxnet=args.mxnet)
             r.update(kind="mxnet", seed=seed)
             runs.append(r)
             print(f"MXNet seed {seed}: first batch {r['first_batch_s']:.2f} s, {r['batches']} batches "
-                  f"{r['batches_s']:.2f} s from process start, train perplexity {r['perplexity']:.1f}", flush=True)
+                  f"{r['batches_s']:.2f} s from process start, {r['tokens_per_s_after_10']:.0f} tokens/s after the "
+                  f"10th batch, train perplexity {r['perplexity']:.1f}", flush=True)
+    if args.num_layers != 2:
+        return _write(args.json, runs)
     lo, hi = min(MXNET["perplexity"].values()), max(MXNET["perplexity"].values())
     ppls = [r["perplexity"] for r in runs if r["kind"] != "mxnet"]
     print(f"perplexity after {args.batches} batches: jbind {min(ppls):.1f}..{max(ppls):.1f}, "
           f"MXNet seeds 1..3 {lo}..{hi}; all inside: {all(lo <= x <= hi for x in ppls)}")
-    if args.json:
+    _write(args.json, runs)
+
+
+def _write(path, runs):
+    if path:
         from jbind.io_util import atomic_write_bytes
-        atomic_write_bytes(args.json, json.dumps({"mxnet": MXNET, "runs": runs}, indent=1).encode())
-        print(f"wrote {args.json}")
+        atomic_write_bytes(path, json.dumps({"mxnet": MXNET, "runs": runs}, indent=1).encode())
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def main():
         pred = mx.sym.SoftmaxOutput(data=pred, label=label, name="softmax")
         return pred, ("data",), ("softmax_label",)
 
-    times = []
+    times, sizes = [], []
     model = mx.mod.BucketingModule(sym_gen=sym_gen, default_bucket_key=data_train.default_bucket_key,
                                    context=mx.cpu())
     model.fit(train_data=data_train, eval_data=data_val, eval_metric=mx.metric.Perplexity(0),
@@ -95,10 +95,13 @@ def main():
               optimizer_params={"learning_rate": 0.01, "momentum": 0.0, "wd": 0.00001},
               initializer=mx.init.Xavier(factor_type="in", magnitude=2.34), num_epoch=1,
               batch_end_callback=[mx.callback.Speedometer(batch_size, 10 * args.max_batches, auto_reset=False),
-                                  lambda param: times.append(time.time())])
+                                  lambda param: (times.append(time.time()),
+                                                 sizes.append(param.locals["data_batch"].data[0].size))])
     start = process_start()
     logging.info("first batch %.2f s after process start; %d batches in %.2f s from process start",
                  times[0] - start, len(times), times[-1] - start)
+    if len(times) > 10:
+        logging.info("after the 10th batch: %.0f tokens/s", sum(sizes[10:]) / (times[-1] - times[9]))
 
 
 if __name__ == "__main__":

@@ -152,13 +152,19 @@ class Report:
         self.batch_size, self.tokens, self.t0 = batch_size, 0, time.time()
         self.train, self.valid = [], []
         self.batches, self.first, self.last = 0, None, None
+        self.tenth, self.after_tenth = None, 0  # tokens/s after the 10th batch: the steady rate
 
     def batch(self, param):
-        self.tokens += int(param.locals["data_batch"].data[0].size)
+        size = int(param.locals["data_batch"].data[0].size)
+        self.tokens += size
         self.batches += 1
         self.last = time.time()
         if self.first is None:
             self.first = self.last
+        if self.batches == 10:
+            self.tenth = self.last
+        elif self.batches > 10:
+            self.after_tenth += size
 
     def epoch(self, epoch, symbol, arg_params, aux_params):
         dt = time.time() - self.t0
@@ -173,6 +179,8 @@ class Report:
         if self.first is not None:
             logging.info("first batch %.2f s after process start; %d batches in %.2f s from process start",
                          self.first - start, self.batches, self.last - start)
+        if self.tenth is not None and self.last > self.tenth:
+            logging.info("after the 10th batch: %.0f tokens/s", self.after_tenth / (self.last - self.tenth))
         stats = mx.compile.stats()
         logging.info("compile report: %d executables compiled in %.1f s, %d cache hits",
                      stats["misses"], stats["compile_seconds"], stats["hits"])
