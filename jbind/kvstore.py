@@ -300,16 +300,8 @@ class KVStore:
 
     def load_optimizer_states(self, fname: str) -> None:
         """Load optimizer states written by `save_optimizer_states` (jbind's or MXNet's)."""
-        updater = self._states_updater("load_optimizer_states")
-        try:
-            with open(fname, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
-        try:
-            updater.set_states(data)
-        except MXNetError as e:
-            raise MXNetError(f"{fname!r}: {e}") from None
+        from .optimizer._states import load_file
+        load_file(self._states_updater("load_optimizer_states"), fname)
 
     def _states_updater(self, what):
         if self._updater is None:

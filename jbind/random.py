@@ -9,7 +9,7 @@ import numpy as np
 from ._mxrandom import Sampler
 
 _lock = threading.Lock()
-_state = {"seed": 0, "key": None, "counter": 0, "np": None}
+_state = {"seed": 0, "key": None, "counter": 0, "sampler": None}
 
 
 def seed(seed_state: int, ctx="all") -> None:
@@ -18,7 +18,7 @@ def seed(seed_state: int, ctx="all") -> None:
         _state["seed"] = int(seed_state)
         _state["key"] = None
         _state["counter"] = 0
-        _state["np"] = None
+        _state["sampler"] = None
 
 
 def base_key():
@@ -49,7 +49,7 @@ def host_sampler():
     current seed (`_mxrandom.Sampler`), so `mx.random.seed(s)` then an initializer gives
     MXNet's weights. `seed` restarts it."""
     with _lock:
-        g = _state["np"]
+        g = _state["sampler"]
         if g is None:
-            g = _state["np"] = Sampler(_state["seed"])
+            g = _state["sampler"] = Sampler(_state["seed"])
         return g

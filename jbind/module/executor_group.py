@@ -303,9 +303,9 @@ def _average(block, out):
         total = total + jax.device_put(h._data, dev)
     avg = total / len(block) if len(block) > 1 else total
     cpu = jax.local_devices(backend="cpu")[0]
-    avg = jax.device_put(avg, cpu)
-    if avg is block[0]._data:
-        avg = avg.copy()  # a snapshot: the device's buffer may be donated to the next step
+    # a snapshot when it is the device's own buffer, which the next step may donate
+    # (a copy without compiling a program for it, as the fused step's `_own`)
+    avg = jax.device_put(avg, cpu, may_alias=False if avg is block[0]._data else None)
     if out is None:
         return NDArray(avg)
     out[:] = NDArray(avg)

@@ -328,15 +328,8 @@ class Module(BaseModule):
 
     def load_optimizer_states(self, fname):
         self._need("optimizer_initialized")
-        try:
-            with open(fname, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
-        try:
-            self._updater.set_states(data)
-        except MXNetError as e:
-            raise MXNetError(f"{fname!r}: {e}") from None
+        from ..optimizer._states import load_file
+        load_file(self._updater, fname)
 
     # --- computation -----------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):

@@ -87,3 +87,16 @@ def loads(blob: bytes):
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError,
             IndexError, KeyError) as e:
         raise MXNetError(f"cannot read optimizer states: {type(e).__name__}: {e}") from None
+
+
+def load_file(updater, fname: str) -> None:
+    """Read the `.states` file `fname` into `updater` (`set_states`); errors name the file."""
+    try:
+        with open(fname, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise MXNetError(f"cannot read optimizer states {fname!r}: {e}") from None
+    try:
+        updater.set_states(data)
+    except MXNetError as e:
+        raise MXNetError(f"{fname!r}: {e}") from None

@@ -51,10 +51,11 @@ def make_forward(g: Graph, shapes=None):
             if ni in fused_fc and ni not in deferred:  # lowered with its SoftmaxOutput
                 deferred.add(ni)
                 return
-            if heads.get(ni) in deferred and lower_head(ni, heads[ni]):
-                return
-            if heads.get(ni) in deferred:  # these values don't fit the fused head
-                lower_node(heads[ni])
+            fc = heads.get(ni)
+            if fc in deferred:
+                if lower_head(ni, fc):
+                    return
+                lower_node(fc)  # these values don't fit the fused head: the FC as written
             node, op = g.nodes[ni], ops[ni]
             entries = g.in_entries[ni]
             nargs = node.num_args()
