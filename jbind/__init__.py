@@ -2,6 +2,9 @@
 import gc as _gc
 import logging as _logging
 
+from . import _malloc
+_malloc.tune()  # before XLA starts its threads: freed host memory stays mapped (see _malloc.py)
+
 from . import distributed  # noqa: F401
 distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
 
