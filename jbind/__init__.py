@@ -2,37 +2,44 @@
 import gc as _gc
 import logging as _logging
 
-from . import _malloc
-_malloc.tune()  # before XLA starts its threads: freed host memory stays mapped (see _malloc.py)
+# Importing JAX and jbind creates a few hundred thousand objects that live as long as the
+# process: collecting while they are created is wasted work (a sixth of the import's time).
+# Afterwards they are moved out of the collector's generations (gc.freeze), so that scripts
+# allocating many small objects (a corpus read into lists) do not pay for re-scanning them
+# at every full collection.
+_gc_was_on = _gc.isenabled()
+_gc.disable()
+try:
+    from . import _malloc
+    _malloc.tune()  # before XLA starts its threads: freed host memory stays mapped (see _malloc.py)
 
-from . import distributed  # noqa: F401
-distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
+    from . import distributed  # noqa: F401
+    distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
 
-from . import base, compile, name, ops, random  # noqa: F401
-from . import ndarray, symbol
-from . import io, rnn  # noqa: F401
-from . import model
-from . import export  # noqa: F401
-from . import callback, module
-from . import module as mod
-from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
-from . import kvstore  # noqa: F401
-from . import kvstore as kv  # noqa: F401
-from . import initializer as init  # noqa: F401
-from . import ndarray as nd
-from . import symbol as sym
-from .attribute import AttrScope
-from .base import MXNetError
-from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
-from .executor import Executor
+    from . import base, compile, name, ops, random  # noqa: F401
+    from . import ndarray, symbol
+    from . import io, rnn  # noqa: F401
+    from . import model
+    from . import export  # noqa: F401
+    from . import callback, module
+    from . import module as mod
+    from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
+    from . import kvstore  # noqa: F401
+    from . import kvstore as kv  # noqa: F401
+    from . import initializer as init  # noqa: F401
+    from . import ndarray as nd
+    from . import symbol as sym
+    from .attribute import AttrScope
+    from .base import MXNetError
+    from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+    from .executor import Executor
 
-compile.enable_from_env()
-# JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.
-_logging.getLogger("jax._src.xla_bridge").setLevel(_logging.WARNING)
-
-# Everything imported so far (JAX's modules and jbind's) lives as long as the process: move it
-# out of the collector's generations so that scripts allocating many small objects (a corpus
-# read into lists) do not pay for re-scanning it at every full collection.
+    compile.enable_from_env()
+    # JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.
+    _logging.getLogger("jax._src.xla_bridge").setLevel(_logging.WARNING)
+finally:
+    if _gc_was_on:
+        _gc.enable()
 _gc.freeze()
 
 __version__ = "0.1.0"

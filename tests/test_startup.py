@@ -16,6 +16,23 @@ def test_import_freezes_the_objects_it_created():
 
 
 
+
+def test_import_collects_nothing_and_leaves_the_collector_as_it_found_it():
+    # The import runs with the collector off (its objects live as long as the process);
+    # afterwards the collector is on again, or still off where the script had turned it off.
+    code = ("import gc, sys; off = sys.argv[1] == 'off'\n"
+            "if off: gc.disable()\n"
+            "runs = []\n"
+            "def seen(phase, info):  # a collection after JAX started importing, before jbind is done\n"
+            "    if 'jax' in sys.modules and not hasattr(sys.modules.get('jbind'), '__version__'):\n"
+            "        runs.append(phase)\n"
+            "gc.callbacks.append(seen)\n"
+            "import jbind; print(len(runs), gc.isenabled())")
+    for state, enabled in (("on", "True"), ("off", "False")):
+        out = subprocess.run([sys.executable, "-c", code, state], capture_output=True, text=True,
+                             check=True).stdout.split()
+        assert out == ["0", enabled]
+
 _FAULTS = """
 import resource
 import jbind, jax, jax.numpy as jnp
