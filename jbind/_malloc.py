@@ -1,18 +1,24 @@
-"""Keep freed host memory for reuse (glibc only), as MXNet's pooled storage manager does.
+"""Keep freed host memory for reuse (glibc, one CPU), as MXNet's pooled storage manager does.
 
-XLA:CPU allocates every step's temporaries and outputs with malloc on its executor threads.
-glibc serves them from per-thread arenas whose heaps are unmapped once empty, and serves
-blocks over its mmap threshold with a fresh mmap: either way each step touches new pages,
-and a language model's step (a 38 MB softmax among them) took about 25,000 page faults,
-a fifth of its time. Three `mallopt` settings, made at import before XLA starts its
-threads, make freed blocks stay mapped and be reused:
+XLA:CPU allocates every step's temporaries and outputs with malloc on its executor thread.
+glibc serves that thread from a per-thread arena, whose heaps hold at most 64 MB and are
+unmapped once empty, and serves blocks over its mmap threshold (32 MB at most) with a fresh
+mmap. A language model's step needs a 38 MB softmax and a 75 MB temporary buffer among
+others, so each step faulted in new pages: about 28,000 faults, a sixth of the step.
 
-- one arena for all threads (`M_ARENA_MAX` 1): the main heap is never unmapped;
+Where the process can use one CPU only (taskset, a one-core container), per-thread arenas
+protect nothing, and `tune` sets, at import, before XLA starts its threads:
+
+- one arena for all threads (`M_ARENA_MAX` 1): the main heap, the only one that can keep
+  blocks over 64 MB, serves everything;
 - no mmap for large blocks (`M_MMAP_MAX` 0);
 - no trimming of the heap's top below 2 GiB (`M_TRIM_THRESHOLD`).
 
-The process keeps its peak heap instead of giving it back to the OS. `JBIND_MALLOC_TUNING=0`
-leaves malloc as it is. Threads that allocated before jbind was imported keep their arenas.
+Freed blocks then stay mapped and are reused; the process keeps its peak heap instead of
+giving it back to the OS. With several CPUs the one arena would serialize the threads'
+mallocs (XLA compiles on several threads: 30% slower), so malloc is left as it is.
+`JBIND_MALLOC_TUNING=1` applies the settings whatever the CPU count, `0` never.
+Threads that allocated before jbind was imported keep their arenas.
 """
 from __future__ import annotations
 
@@ -25,10 +31,21 @@ SETTINGS = ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1))
 applied = False
 
 
+def wanted() -> bool:
+    """JBIND_MALLOC_TUNING: '1' on, '0' off, else (default 'auto') on when one CPU is usable."""
+    mode = os.environ.get("JBIND_MALLOC_TUNING", "auto")
+    if mode in ("0", "1"):
+        return mode == "1"
+    try:
+        return len(os.sched_getaffinity(0)) == 1
+    except (AttributeError, OSError):
+        return os.cpu_count() == 1
+
+
 def tune() -> bool:
-    """Apply SETTINGS when the C library is glibc and the env doesn't say no; -> whether done."""
+    """Apply SETTINGS when wanted and the C library is glibc; -> whether they are in effect."""
     global applied
-    if applied or os.environ.get("JBIND_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
+    if applied or not sys.platform.startswith("linux") or not wanted():
         return applied
     try:
         libc = ctypes.CDLL(None)

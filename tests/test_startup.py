@@ -33,32 +33,51 @@ def test_import_collects_nothing_and_leaves_the_collector_as_it_found_it():
                              check=True).stdout.split()
         assert out == ["0", enabled]
 
-_FAULTS = """
-import resource
+
+
+_MALLOC = """
+import ctypes, os, sys, tempfile
 import jbind, jax, jax.numpy as jnp
-x = jnp.ones((10_000_000,), jnp.float32)   # 40 MB: over glibc's largest mmap threshold
-f = jax.jit(lambda x: x + 1)
-f(x).block_until_ready()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(40):
-    f(x).block_until_ready()
-print(jbind._malloc.applied, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+jax.jit(lambda x: x + 1)(jnp.ones((10_000_000,))).block_until_ready()  # XLA's threads allocate
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes, libc.fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+p = libc.malloc(40 << 20)
+mapped = libc.mallinfo2().hblkhd >= 40 << 20      # served by its own mmap
+libc.free(p)
+kept = libc.mallinfo2().fordblks >= 40 << 20      # freed, still in the heap
+path = os.path.join(tempfile.mkdtemp(), "info.xml")
+f = libc.fopen(path.encode(), b"w"); libc.malloc_info(0, f); libc.fclose(f)
+print(jbind._malloc.applied, mapped, kept, open(path).read().count("<heap nr="))
 """
 
 
-def _faults(tuning):
+def _malloc_state(tuning, cpus):
+    """(settings applied, a 40 MB block mmapped, its memory kept after free, arenas) in a
+    fresh process that ran a JAX program, on `cpus`."""
     env = dict(os.environ, JBIND_MALLOC_TUNING=tuning)
-    out = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True, check=True,
-                         env=env).stdout.split()
-    return out[0] == "True", int(out[1])
+    out = subprocess.run([sys.executable, "-c", _MALLOC], capture_output=True, text=True, check=True,
+                         env=env, preexec_fn=lambda: os.sched_setaffinity(0, cpus)).stdout.split()
+    return out[0] == "True", out[1] == "True", out[2] == "True", int(out[3])
 
 
-def test_import_keeps_freed_host_memory_for_reuse():
-    # Each call's 40 MB output is freed and allocated again. Without jbind's malloc settings
-    # every call maps it anew and faults in its 9,766 pages; with them the heap grows for the
-    # first few calls (glibc's aligned blocks fragment it), then serves them from freed memory.
-    applied, tuned = _faults("1")
-    assert applied
-    applied, untuned = _faults("0")
-    assert not applied and untuned > 40 * 9000
-    assert tuned < untuned / 4
+def test_one_cpu_keeps_freed_host_memory_in_one_arena():
+    # glibc's defaults: a large block gets its own mmap (unmapped when freed), and XLA's
+    # threads get arenas of their own; with one CPU, jbind's settings keep both in one heap.
+    one = {min(os.sched_getaffinity(0))}
+    assert _malloc_state("auto", one) == (True, False, True, 1)
+    applied, mapped, kept, arenas = _malloc_state("0", one)
+    assert (applied, mapped, kept) == (False, True, False) and arenas > 1
+
+
+def test_malloc_is_left_alone_with_several_cpus_unless_asked():
+    cpus = os.sched_getaffinity(0)
+    assert len(cpus) > 1, "the test machine has several CPUs"
+    applied, mapped, _, arenas = _malloc_state("auto", cpus)
+    assert not applied and mapped and arenas > 1
+    assert _malloc_state("1", cpus) == (True, False, True, 1)
