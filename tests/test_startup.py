@@ -37,6 +37,7 @@ def test_import_collects_nothing_and_leaves_the_collector_as_it_found_it():
 
 _MALLOC = """
 import ctypes, os, sys, tempfile
+os.sched_setaffinity(0, {int(c) for c in sys.argv[1].split(",")})
 import jbind, jax, jax.numpy as jnp
 jax.jit(lambda x: x + 1)(jnp.ones((10_000_000,))).block_until_ready()  # XLA's threads allocate
 
@@ -61,8 +62,8 @@ def _malloc_state(tuning, cpus):
     """(settings applied, a 40 MB block mmapped, its memory kept after free, arenas) in a
     fresh process that ran a JAX program, on `cpus`."""
     env = dict(os.environ, JBIND_MALLOC_TUNING=tuning)
-    out = subprocess.run([sys.executable, "-c", _MALLOC], capture_output=True, text=True, check=True,
-                         env=env, preexec_fn=lambda: os.sched_setaffinity(0, cpus)).stdout.split()
+    out = subprocess.run([sys.executable, "-c", _MALLOC, ",".join(map(str, sorted(cpus)))], capture_output=True,
+                         text=True, check=True, env=env).stdout.split()
     return out[0] == "True", out[1] == "True", out[2] == "True", int(out[3])
 
 
