@@ -43,8 +43,8 @@ class Sampler:
         return [(i, i * step, min((i + 1) * step, n)) for i in range(count) if i * step < n]
 
     @staticmethod
-    def _unit(raw: np.ndarray, out=None) -> np.ndarray:
-        u = np.multiply(raw, np.float32(2.0 ** -32), out=out, dtype=np.float32)  # exact: a power of two
+    def _unit(raw: np.ndarray) -> np.ndarray:
+        u = np.multiply(raw, np.float32(2.0 ** -32), dtype=np.float32)  # exact: a power of two
         return np.minimum(u, _BELOW_ONE, out=u)
 
     def uniform(self, low, high, size) -> np.ndarray:
@@ -92,7 +92,6 @@ class Sampler:
 
     def integers(self, low, high):
         return self._ints.integers(low, high)
-
 
 
 _N, _M = 624, 397
