@@ -19,6 +19,7 @@ node by node.
 """
 from __future__ import annotations
 
+import bisect
 import os
 
 import jax
@@ -54,8 +55,9 @@ def plan(g) -> dict:
         if type(op).__name__ != "SoftmaxOutput" or op.multi_output or op.smooth_alpha or op.out_grad:
             continue
         src = g.in_entries[ni][0]
-        fc = next((i for i, off in enumerate(g.offsets) if off == src), None)
-        if fc is None or type(g.nodes[fc].op).__name__ != "FullyConnected" or readers[src] != 1:
+        fc = bisect.bisect_left(g.offsets, src)  # the node whose first output is src, if any
+        if fc == len(g.offsets) or g.offsets[fc] != src or \
+                type(g.nodes[fc].op).__name__ != "FullyConnected" or readers[src] != 1:
             continue
         pairs[ni] = fc
     return pairs
