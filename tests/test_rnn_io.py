@@ -53,6 +53,21 @@ def test_encode_sentences_equals_mxnets_loop_on_random_corpora(seed):
         _mxnet_encode(more, vocab, 3, 1)[0]
 
 
+def test_encode_sentences_reads_one_shot_iterables_like_lists():
+    """MXNet's lstm_bucketing.py passes `filter` objects: every token must be read once,
+    also from a sentence holding a token the vocabulary does not have yet."""
+    lines = ["a b  c", "a d e", "", "e b"]
+    want = mx.rnn.encode_sentences([list(filter(None, line.split(" "))) for line in lines],
+                                   invalid_label=0, start_label=1)
+    assert want == ([[1, 2, 3], [1, 4, 5], [], [5, 2]], {"\n": 0, "a": 1, "b": 2, "c": 3, "d": 4, "e": 5})
+    assert mx.rnn.encode_sentences([filter(None, line.split(" ")) for line in lines],
+                                   invalid_label=0, start_label=1) == want
+    assert mx.rnn.encode_sentences((iter(line.split()) for line in lines), invalid_label=0, start_label=1) == want
+    more, vocab = mx.rnn.encode_sentences([filter(None, "e f a".split(" "))], vocab=dict(want[1]),
+                                          unknown_token="<unk>", invalid_label=0, start_label=1)
+    assert more == [[5, 1, 1]] and vocab["<unk>"] == 1  # MXNet's numbering restarts at start_label
+
+
 def test_encode_sentences_refuses_unknown_tokens_with_a_fixed_vocab():
     with pytest.raises(AssertionError, match="Unknown token dog"):
         mx.rnn.encode_sentences([["cat", "dog"]], vocab={"cat": 1})

@@ -16,7 +16,7 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
     """Encode token lists as integer lists, building (or extending) a vocabulary.
 
     Args:
-        sentences: list of lists of string tokens.
+        sentences: token sequences: lists, or any iterables (read once each).
         vocab: an existing token -> index dict; a new one (holding `invalid_key`) if None.
         invalid_label: the index of `invalid_key` (end of sentence); never given to a token.
         invalid_key: the token for `invalid_label` in a new vocabulary.
@@ -34,9 +34,12 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
     else:
         new_vocab = False
     res = []
+    known = vocab.__getitem__
     for sent in sentences:
+        if not isinstance(sent, (list, tuple)):
+            sent = list(sent)  # a one-shot iterable: MXNet's own example passes filter objects
         try:  # fast path: every token known
-            res.append(list(map(vocab.__getitem__, sent)))
+            res.append(list(map(known, sent)))
             continue
         except KeyError:
             pass
