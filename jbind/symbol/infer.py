@@ -114,6 +114,8 @@ def propagate(g: Graph, kind: _Kind, initial: dict[int, object]):
             if v is None:
                 continue
             old = vals[e]
+            if type(v) is type(old) and v == old:  # the common case: the rule confirms what is known
+                continue
             v = _norm(kind, v)
             try:
                 new = kind.unify(old, v)
