@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 import jax
 
-from .base import MXNetError
+from .base import JbindWarning, MXNetError
 
 _local = threading.local()
 
@@ -118,3 +119,22 @@ def _local_index(device) -> int:
         return jax.local_devices(backend=device.platform).index(device)
     except (RuntimeError, ValueError):
         return device.id
+
+
+def check_group2ctx(group2ctx, contexts) -> None:
+    """Warn where `group2ctx` (or a Module's `group2ctxs`) places `ctx_group`s on a device
+    other than the bound context(s): jbind compiles the whole graph for those, so the
+    placement is not followed. The results are MXNet's; only where the ops run differs."""
+    if not group2ctx:
+        return
+    maps = group2ctx if isinstance(group2ctx, (list, tuple)) else [group2ctx]
+    placed = set()
+    for m in maps:
+        for v in (m or {}).values():
+            placed.update(str(Context(c)) for c in (v if isinstance(v, (list, tuple)) else [v]))
+    bound = contexts if isinstance(contexts, (list, tuple)) else [contexts]
+    other = sorted(placed - {str(Context(c)) for c in bound})
+    if other:
+        warnings.warn(f"group2ctx places ctx_groups on {', '.join(other)}: not followed, the whole graph runs "
+                      f"on {', '.join(str(Context(c)) for c in bound)} as one compiled program (same results)",
+                      JbindWarning, stacklevel=3)

@@ -173,3 +173,31 @@ def test_micro_pearson_global_value_is_the_correlation():
     m.update([mx.nd.array(x[::-1])], [mx.nd.array(2 * x[::-1])])
     local, glob = m.get()[1], m.get_global()[1]
     assert glob == local and 0.99 < local <= 1.0
+
+
+def test_group2ctx_placing_groups_elsewhere_warns_and_runs_on_the_bound_context():
+    """group2ctx (model parallelism by ctx_group) is not followed: the graph runs on the bound
+    context as one program, with MXNet's results; a mapping naming another device warns."""
+    import warnings
+
+    import pytest
+    with mx.AttrScope(ctx_group="dev1"):
+        fc1 = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc1")
+    with mx.AttrScope(ctx_group="dev2"):
+        net = mx.sym.FullyConnected(fc1, num_hidden=2, name="fc2")
+    with pytest.warns(mx.base.JbindWarning, match=r"ctx_groups on cpu\(1\): not followed"):
+        exe = net.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)}, data=(4, 5))
+    for name, arr in exe.arg_dict.items():
+        arr[:] = np.linspace(-1, 1, arr.size).reshape(arr.shape)
+    d, w1, b1, w2, b2 = (exe.arg_dict[k].asnumpy() for k in ("data", "fc1_weight", "fc1_bias", "fc2_weight",
+                                                               "fc2_bias"))
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), (d @ w1.T + b1) @ w2.T + b2, rtol=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every group on the bound device: nothing to say
+        net.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(0)}, data=(4, 5))
+        mx.mod.Module(net, label_names=None, context=mx.cpu(0), group2ctxs=[{"dev1": mx.cpu(0)}])
+    with pytest.warns(mx.base.JbindWarning, match=r"cpu\(1\)"):
+        mx.mod.Module(net, label_names=None, context=mx.cpu(0), group2ctxs={"dev2": [mx.cpu(1)]})
+    with pytest.warns(mx.base.JbindWarning, match=r"cpu\(1\)"):
+        mx.mod.BucketingModule(lambda k: (net, ("data",), None), default_bucket_key=5, context=mx.cpu(0),
+                               group2ctxs={"dev2": mx.cpu(1)})

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._memo import Memo
 from ..base import MXNetError, fmt_shape, np_dtype
-from ..context import Context, current_context
+from ..context import Context, check_group2ctx, current_context
 from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, DTYPE, complete, infer
@@ -92,6 +92,7 @@ def _simple_plan(sym, shapes, type_dict, grad_req) -> Plan:
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shared_arg_names=None,
                 shared_exec=None, shared_buffer=None, shapes=None) -> Executor:
     ctx = _ctx(ctx)
+    check_group2ctx(group2ctx, ctx)
     g = graph_of(sym)
     plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
     dev = ctx.jax_device
@@ -151,6 +152,7 @@ def _as_list(what, given, names, allow_missing):
 def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
          shared_exec=None) -> Executor:
     ctx = _ctx(ctx)
+    check_group2ctx(group2ctx, ctx)
     g = graph_of(sym)
     arg_list = _as_list("args", args, g.arg_names, False)
     aux_list = _as_list("aux_states", aux_states, g.aux_names, not g.aux_names)

@@ -7,7 +7,7 @@ import threading
 import warnings
 
 from ..base import MXNetError
-from ..context import cpu
+from ..context import check_group2ctx, cpu
 from .base_module import BaseModule
 from .module import Module
 
@@ -33,6 +33,7 @@ class BucketingModule(BaseModule):
         self._state_names = list(state_names) if state_names is not None else []
         self._fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
         self._context = context if context is not None else cpu()
+        check_group2ctx(group2ctxs, self._context)
         self._work_load_list = work_load_list
         self._buckets: dict = {}
         self._curr_module = None

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from ..base import MXNetError
-from ..context import Context, cpu
+from ..context import Context, check_group2ctx, cpu
 from ..io_util import atomic_write_bytes
 from ..ndarray.ndarray import NDArray, zeros
 from .base_module import BaseModule
@@ -60,6 +60,7 @@ class Module(BaseModule):
         super().__init__(logger=logger)
         context = cpu() if context is None else context
         self._context = [context] if isinstance(context, Context) else list(context)
+        check_group2ctx(group2ctxs, self._context)
         self._work_load_list = list(work_load_list) if work_load_list is not None else [1] * len(self._context)
         if len(self._work_load_list) != len(self._context):
             raise MXNetError(f"work_load_list has {len(self._work_load_list)} entries for "
