@@ -201,3 +201,31 @@ def test_group2ctx_placing_groups_elsewhere_warns_and_runs_on_the_bound_context(
     with pytest.warns(mx.base.JbindWarning, match=r"cpu\(1\)"):
         mx.mod.BucketingModule(lambda k: (net, ("data",), None), default_bucket_key=5, context=mx.cpu(0),
                                group2ctxs={"dev2": mx.cpu(1)})
+
+
+def test_an_attribute_that_is_no_parameter_is_kept_not_refused():
+    """MXNet 1.9.1 refuses a non-parameter key on an op node ("Cannot find argument");
+    jbind keeps it as an attribute, at creation and in a JSON file, computing the same."""
+    import json
+
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc", attr={"mood": "happy"})
+    assert net.attr_dict()["fc"]["mood"] == "happy"
+    doc = json.loads(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc").tojson())
+    doc["nodes"][-1]["attrs"]["foo"] = "1"
+    loaded = mx.sym.load_json(json.dumps(doc))
+    assert loaded.attr_dict()["fc"]["foo"] == "1"
+    assert loaded.infer_shape(data=(2, 4))[1] == [(2, 3)]
+
+
+def test_every_op_takes_every_parameter_mxnet_declares():
+    """What makes keeping unknown attributes safe: the parameter names MXNet 1.9.1 declares
+    for each op jbind registers (tests/golden/op_params.json) are all jbind's."""
+    import json
+    import os
+
+    from jbind.ops._base import REGISTRY
+    with open(os.path.join(os.path.dirname(__file__), "golden", "op_params.json")) as f:
+        declared = json.load(f)
+    assert sorted(n for n in REGISTRY if n not in declared) == []  # every op of jbind's is MXNet's
+    missing = {name: sorted(set(declared[name]) - set(cls.param_names())) for name, cls in REGISTRY.items()}
+    assert {k: v for k, v in missing.items() if v} == {}
