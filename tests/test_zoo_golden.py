@@ -1,4 +1,5 @@
-"""Layer ops and small model-zoo symbols against MXNet 1.9.1 (tests/golden/zoo/).
+"""Layer ops and small model-zoo symbols against MXNet 1.9.1 (tests/golden/zoo/), and the
+further operator groups of tests/golden/ops_<g>_cases.py (tests/golden/ops_<g>/).
 
 Each file holds MXNet's symbol JSON, inputs, aux states, inference outputs and, for
 training cases, training outputs, gradients and aux states after backward; see
@@ -14,22 +15,29 @@ import pytest
 import jbind as mx
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
-ZOO = GOLDEN / "zoo"
-NAMES = sorted(p.stem for p in ZOO.glob("*.npz"))
 RTOL, ATOL = 1e-4, 1e-5
 
-_spec = importlib.util.spec_from_file_location("jbind_zoo_cases", GOLDEN / "zoo_cases.py")
-zoo_cases = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(zoo_cases)
+
+def _module(path):
+    spec = importlib.util.spec_from_file_location("jbind_golden_" + path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# group -> cases module: the zoo, and each ops_<g>_cases.py (golden files in ops_<g>/)
+GROUPS = {"zoo": _module(GOLDEN / "zoo_cases.py")}
+GROUPS.update({p.stem[:-len("_cases")]: _module(p) for p in sorted(GOLDEN.glob("ops_*_cases.py"))})
+NAMES = [f"{group}/{p.stem}" for group in GROUPS for p in sorted((GOLDEN / group).glob("*.npz"))]
 
 
 @functools.lru_cache(maxsize=None)
-def _cases():
-    return {c["name"]: c for c in zoo_cases.all_cases(mx)}
+def _cases(group="zoo"):
+    return {c["name"]: c for c in GROUPS[group].all_cases(mx)}
 
 
 def _load(name):
-    with np.load(ZOO / (name + ".npz"), allow_pickle=False) as z:
+    with np.load(GOLDEN / (name + ".npz"), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
 
 
@@ -43,12 +51,15 @@ def _outputs(exe):
     return [o.asnumpy() for o in exe.outputs]
 
 
-def test_every_case_has_a_golden_file():
-    assert NAMES and sorted(_cases()) == NAMES
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_every_case_has_a_golden_file(group):
+    files = sorted(p.stem for p in (GOLDEN / group).glob("*.npz"))
+    assert files and sorted(_cases(group)) == files
 
 
-def test_golden_files_stay_small():
-    assert sum(p.stat().st_size for p in ZOO.glob("*.npz")) < 300 * 1024
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_golden_files_stay_small(group):
+    assert sum(p.stat().st_size for p in (GOLDEN / group).glob("*.npz")) < 300 * 1024
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -95,12 +106,13 @@ def test_zoo_golden(name):
 def test_built_symbol_matches_mxnet_json(name):
     """The same case built with jbind has MXNet's names and shapes."""
     g = _load(name)
-    built = _cases()[name]["sym"]
+    group, case = name.split("/")
+    built = _cases(group)[case]["sym"]
     loaded = mx.sym.load_json(str(g["symbol_json"]))
     assert built.list_arguments() == loaded.list_arguments()
     assert built.list_outputs() == loaded.list_outputs()
     assert built.list_auxiliary_states() == loaded.list_auxiliary_states()
-    shapes = _cases()[name]["shapes"]
+    shapes = _cases(group)[case]["shapes"]
     assert built.infer_shape(**shapes) == loaded.infer_shape(**shapes)
     for a, s in zip(loaded.list_arguments(), loaded.infer_shape(**shapes)[0]):
         assert s == g["arg:" + a].shape, a

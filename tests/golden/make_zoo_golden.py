@@ -2,9 +2,11 @@
 
 Run from the repository root with the MXNet venv:
 
-    MXNET_SUBGRAPH_BACKEND=NONE /work/mxvenv/bin/python tests/golden/make_zoo_golden.py
+    MXNET_SUBGRAPH_BACKEND=NONE /work/mxvenv/bin/python tests/golden/make_zoo_golden.py [--group G]
 
-Writes tests/golden/zoo/<case>.npz for every case in zoo_cases.py: the symbol JSON,
+Writes tests/golden/zoo/<case>.npz for every case in zoo_cases.py (with `--group G`,
+tests/golden/ops_G/<case>.npz for the cases of ops_G_cases.py: more operators, one file
+of cases per group, same format; tests/test_zoo_golden.py checks every group): the symbol JSON,
 input shapes, inputs and aux states, the outputs of an inference forward
 ("infer:<i>"), and for training cases the outputs of a training forward ("out:<i>"),
 the head gradients ("head:<i>", unless the heads are losses), the gradients
@@ -25,10 +27,18 @@ import mxnet as mx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import zoo_cases  # noqa: E402
 from make_golden import save_npz  # noqa: E402
 
-ZOO_DIR = os.path.join(HERE, "zoo")
+
+def _group(argv):
+    """(cases module, output folder) of `--group G` (default: the zoo)."""
+    group = argv[argv.index("--group") + 1] if "--group" in argv else None
+    name = "zoo" if group is None else "ops_" + group
+    module = __import__(name + "_cases")
+    return module, os.path.join(HERE, name), ([] if group is None else ["--group", group])
+
+
+CASES, ZOO_DIR, GROUP_ARGS = _group(sys.argv)
 
 
 def _seed(name):
@@ -90,14 +100,16 @@ def run_case(case):
 
 def run_native(case):
     env = dict(os.environ, MXNET_MKLDNN_ENABLED="0", MXNET_STORAGE_FALLBACK_LOG_VERBOSE="0")
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--only", case["name"]], env=env, check=True)
+    subprocess.run([sys.executable, os.path.abspath(__file__), *GROUP_ARGS, "--only", case["name"]], env=env,
+                   check=True)
     return os.path.getsize(os.path.join(ZOO_DIR, case["name"] + ".npz"))
 
 
 def main():
-    cases = zoo_cases.all_cases(mx)
-    if sys.argv[1:2] == ["--only"]:
-        run_case(next(c for c in cases if c["name"] == sys.argv[2]))
+    cases = CASES.all_cases(mx)
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1]
+        run_case(next(c for c in cases if c["name"] == only))
         return
     os.makedirs(ZOO_DIR, exist_ok=True)
     for fn in os.listdir(ZOO_DIR):
