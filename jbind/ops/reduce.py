@@ -1,5 +1,5 @@
-"""Reductions (sum, mean, max, min, prod, norm, argmax), dot / batch_dot, and the
-creation ops (zeros, ones, full, arange), on the families' shared helpers in elemwise.py.
+"""Reductions (sum, mean, max, min, prod, norm, argmax, moments, cumsum), dot / batch_dot,
+and the creation ops (zeros, ones, full, arange), on the families' shared helpers in elemwise.py.
 
 `max`/`min` send the whole gradient to every tied element, as MXNet's mask does.
 """
@@ -11,10 +11,20 @@ from typing import Callable, ClassVar, Literal, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..base import ShapeError, fmt_shape, np_dtype
 from ._base import Op, register
 from .elemwise import _DTYPES, DType, _axes, _dtype_name, _make, _merge
+
+
+def _checked(op: Op, rule, *args):
+    """`rule(*args)` in lower(), its error naming the op: mx.nd calls lower() without shape
+    inference, where the graph walker would have named the op and node."""
+    try:
+        return rule(*args)
+    except (ValueError, ShapeError) as e:
+        raise ShapeError(f"{op.name}: {e}") from None
 
 
 # --- reductions ---------------------------------------------------------------------------
@@ -120,6 +130,87 @@ class _ArgReduce(Op):
 for _n, _f in [("argmax", jnp.argmax), ("argmin", jnp.argmin)]:
     _make(_ArgReduce, _n, _f, (), f"Index of the {_n[3:]} along `axis` (flattened when None), in the "
           f"input's dtype as MXNet 1.9; no gradient.")
+
+
+@register
+class moments(Op):
+    """Mean and (biased) variance of `data` over `axes`, which MXNet requires (pass every axis
+    for global moments)."""
+    axes: Optional[tuple[int, ...]] = None
+    keepdims: bool = False
+
+    def outputs(self):
+        return ("output0", "output1")
+
+    def _axes(self, ndim):
+        if not self.axes:
+            raise ShapeError("`axes` is required (MXNet does not support empty axes); pass every axis "
+                             "for global moments")
+        return _axes(self.axes, ndim, "axes")
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        out = None if d is None else _reduced(d, self._axes(len(d)), self.keepdims)
+        return [d], [out, out], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = _checked(self, self._axes, x.ndim)
+        mean = jnp.mean(x, axis=ax, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=ax, keepdims=True)
+        out = _reduced(x.shape, ax, self.keepdims)
+        return [mean.reshape(out), var.reshape(out)], aux
+
+
+_CUMSUM_DTYPES = ("float16", "float32", "float64", "int8", "int32", "int64")
+
+
+@register(aliases=("cumsum",))
+class _np_cumsum(Op):
+    """Cumulative sum along `axis` (over the flattened input when None) in `dtype` (default: the
+    input's; bool sums in int64). MXNet 1.9.1 fails on a negative axis, so jbind refuses one."""
+    axis: Optional[int] = None
+    dtype: Optional[DType] = None
+
+    def __post_init__(self):
+        if self.dtype is not None:
+            object.__setattr__(self, "dtype", _dtype_name(self.dtype, _CUMSUM_DTYPES))
+
+    def arguments(self):
+        return ("a",)
+
+    def _check_axis(self, ndim):
+        if not 0 <= self.axis < ndim:
+            fix = (f" (MXNet 1.9.1 fails on negative axes too); give axis={self.axis % ndim}"
+                   if -ndim <= self.axis < 0 else "")
+            raise ShapeError(f"axis={self.axis} is out of range [0, {ndim}) for an input of {ndim} dims{fix}")
+
+    def infer_shape(self, ins, outs):
+        if self.axis is not None:
+            s = _merge(["a", "output"], [ins[0], outs[0]])
+            if s is not None:
+                self._check_axis(len(s))
+            return [s], [s], []
+        d = ins[0]
+        return [d], [None if d is None else (math.prod(d),)], []
+
+    def _out_dtype(self, t):
+        if self.dtype is not None:
+            return np_dtype(self.dtype)
+        return np.dtype(np.int64) if t is not None and np.dtype(t) == np.bool_ else t
+
+    def infer_type(self, ins, outs):
+        t = ins[0]
+        if t is None and self.dtype is None:
+            t = outs[0]  # same dtype both ways, as MXNet
+        return [t], [self._out_dtype(t)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        if self.axis is not None:
+            _checked(self, self._check_axis, x.ndim)
+        dt = jax.dtypes.canonicalize_dtype(self._out_dtype(x.dtype))  # int64 is int32 without x64
+        return [jnp.cumsum(x.reshape(-1) if self.axis is None else x, axis=self.axis or 0, dtype=dt)], aux
 
 
 # --- dot -------------------------------------------------------------------------------------
