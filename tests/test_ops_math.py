@@ -9,7 +9,7 @@ import pytest
 import scipy.special as sp
 
 import jbind as mx
-from helpers import Case, check_op, ops_in
+from helpers import Case, check_op
 from jbind.ops import ALIASES, REGISTRY
 
 V = mx.sym.Variable
@@ -232,10 +232,9 @@ def test_op(case):
     check_op(case)
 
 
-def test_every_op_has_a_case():
+def test_every_alias_is_a_symbol_constructor():
+    """(That every op has a sample is test_op_sweep's check, over every test_ops_*.py.)"""
     mine = {n for n, c in REGISTRY.items() if c.__module__ in ("jbind.ops.elemwise", "jbind.ops.reduce")}
-    covered = set().union(*(ops_in(c.build()) for c in CASES))
-    assert mine - covered == set()
     for alias, target in ALIASES.items():
         if target in mine:
             assert callable(getattr(S, alias)), alias

@@ -4,16 +4,18 @@ Each family is one base class (shape rule, dtype rule, lowering) and one table o
 `(MXNet name, function, aliases)` rows; the classes registered from the tables carry
 MXNet's names, parameters and defaults. Gradients are JAX's, except where MXNet's
 differ at ties: `max`/`min`/`_maximum`/`_minimum` send the whole gradient to every
-tied element (MXNet's mask), and `clip` passes it on the closed interval.
+tied element (MXNet's mask), and `clip` passes it on the closed interval. Logical ops
+return 1 or 0 in the input dtype and have no gradient.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar, Optional
+from typing import Callable, ClassVar, Literal, Optional
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
+import numpy as np
 
 from ..base import MXNetError, ShapeError, fmt_shape, np_dtype
 from ._base import Op, register
@@ -226,6 +228,15 @@ for _n in _BINARY:
           f"Elementwise {_n} with broadcasting (numpy's rule; gradients sum over stretched axes).")
 
 
+def _logical(f):
+    return lambda a, b: f(a != 0, b != 0).astype(jnp.result_type(a))
+
+
+for _n, _f in [("and", jnp.logical_and), ("or", jnp.logical_or), ("xor", jnp.logical_xor)]:
+    _make(_BroadcastBinary, f"broadcast_logical_{_n}", _logical(_f), (),
+          f"Elementwise logical {_n} with broadcasting: 1 or 0 in the input dtype; no gradient.")
+
+
 def _stretch(src, target, what):
     """Broadcast shape `src` to `target` of equal ndim (target 0 = keep src's dim)."""
     if len(src) != len(target):
@@ -340,7 +351,11 @@ _UNARY: dict[str, Callable] = {
     "trunc": jnp.trunc, "degrees": jnp.degrees, "radians": jnp.radians,
     "erf": jsp.erf, "gamma": jsp.gamma, "gammaln": jsp.gammaln, "softsign": jax.nn.soft_sign,
     "_copy": lambda x: x, "zeros_like": jnp.zeros_like, "ones_like": jnp.ones_like,
+    # integer inputs keep their dtype (the result truncated), as in MXNet
+    "rcbrt": lambda x: (1 / jnp.cbrt(x)).astype(x.dtype), "erfinv": lambda x: jsp.erfinv(x).astype(x.dtype),
+    "logical_not": lambda x: (x == 0).astype(x.dtype),
 }
+_UNARY_ALIASES = {"_copy": ("identity",), "erfinv": ("_npx_erfinv",)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,7 +367,70 @@ class _Unary(_SameShape):
 
 
 for _n, _f in _UNARY.items():
-    _make(_Unary, _n, _f, ("identity",) if _n == "_copy" else (), f"Elementwise {_n.strip('_')}.")
+    _make(_Unary, _n, _f, _UNARY_ALIASES.get(_n, ()), f"Elementwise {_n.strip('_')}.")
+
+
+def _float_only(dtype, op: str = "") -> None:
+    """Refuse integer data, as MXNet's float-only kernels do; `op` prefixes imperative errors."""
+    if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
+        raise ValueError(f"{op + ': ' if op else ''}data must be floating-point, got {np.dtype(dtype).name}")
+
+
+@register
+class hard_sigmoid(_SameShape):
+    """max(0, min(1, alpha * data + beta)); the gradient is alpha strictly inside (0, 1), else 0."""
+    alpha: float = 0.2
+    beta: float = 0.5
+
+    def infer_type(self, ins, outs):
+        _float_only(ins[0])
+        return super().infer_type(ins, outs)
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        _float_only(x.dtype, self.name)
+        # alpha and beta are float32 parameters in MXNet, also for float64 data
+        z = x * jnp.asarray(np.float32(self.alpha), x.dtype) + jnp.asarray(np.float32(self.beta), x.dtype)
+        return [jnp.where(z <= 0, jnp.zeros_like(z), jnp.where(z >= 1, jnp.ones_like(z), z))], aux
+
+
+@register
+class softmin(_SameShape):
+    """softmax(-data / temperature) along `axis`; `dtype` (if given) is the output dtype.
+
+    MXNet 1.9.1's softmin takes one input, so `use_length=True` cannot run there (it fails
+    at bind); here it is refused when the op is built.
+    """
+    axis: int = -1
+    temperature: Optional[float] = None
+    dtype: Optional[Literal["float16", "float32", "float64"]] = None
+    use_length: Optional[bool] = False
+
+    def __post_init__(self):
+        if self.use_length:
+            raise ValueError("use_length=True is not supported: MXNet 1.9.1's softmin takes no length input")
+
+    def infer_shape(self, ins, outs):
+        arg, out, aux = super().infer_shape(ins, outs)
+        if out[0] is not None:
+            _axes((self.axis,), len(out[0]))
+        return arg, out, aux
+
+    def infer_type(self, ins, outs):
+        _float_only(ins[0])
+        if self.dtype is None:
+            return super().infer_type(ins, outs)
+        t = np_dtype(self.dtype)
+        return [ins[0] if ins[0] is not None else t], [t], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        _float_only(x.dtype, self.name)
+        out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype  # f64: f32 without x64
+        z = -x.astype(jnp.promote_types(x.dtype, out))
+        if self.temperature is not None and self.temperature != 1.0:
+            z = z / self.temperature
+        return [jax.nn.softmax(z, axis=self.axis).astype(out)], aux
 
 
 @register

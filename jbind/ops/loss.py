@@ -1,5 +1,6 @@
 """Loss heads. Their backward is MXNet's, not the math gradient of the forward:
-it ignores the head gradient and has its own normalisation (jax.custom_vjp)."""
+it ignores the head gradient and has its own normalisation (jax.custom_vjp).
+Also softmax_cross_entropy, a loss whose gradient scales with the head gradient."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,6 +9,7 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
+from ..base import fmt_shape
 from ._base import Op, register
 
 
@@ -211,3 +213,92 @@ class BlockGrad(Op):
 
     def lower(self, ins, aux, is_train, key):
         return [jax.lax.stop_gradient(ins[0])], aux
+
+
+@register
+class SVMOutput(Op):
+    """Identity forward; backward the gradient of the L2-SVM hinge loss (L1-SVM with
+    `use_linear`) times `regularization_coefficient`, head gradient ignored.
+
+    data (..., classes), label data.shape[:-1] with class indices.
+    """
+    margin: float = 1.0
+    regularization_coefficient: float = 1.0
+    use_linear: bool = False
+    is_loss = True
+
+    def arguments(self):
+        return ("data", "label")
+
+    def infer_shape(self, ins, outs):
+        data = ins[0] if ins[0] is not None else outs[0]
+        if data is None:
+            return [None, ins[1]], [None], []
+        if len(data) < 2:
+            raise ValueError(f"data must have a class axis last and at least 2 dimensions, got {fmt_shape(data)}")
+        return [data, tuple(data[:-1])], [data], []
+
+    def _grad(self, out, data, label, g):
+        k = out.shape[-1]
+        target = jax.nn.one_hot(label.reshape(out.shape[:-1]).astype(jnp.int32), k, dtype=jnp.bool_)
+        m = jnp.asarray(self.margin, out.dtype)
+        c = jnp.asarray(self.regularization_coefficient, out.dtype)
+        zero = jnp.zeros_like(out)
+        if self.use_linear:
+            grad = jnp.where(target, -(m > out).astype(out.dtype), (m > -out).astype(out.dtype))
+        else:
+            grad = jnp.where(target, jnp.where(m > out, -2 * (m - out), zero),
+                             jnp.where(m > -out, 2 * (m + out), zero))
+        return grad * c
+
+    def lower(self, ins, aux, is_train, key):
+        return [_loss_vjp(lambda d: d, self._grad)(ins[0], ins[1])], aux
+
+
+@jax.custom_vjp
+def _softmax_ce(data, label):
+    return _softmax_ce_fwd(data, label)[0]
+
+
+def _softmax_ce_fwd(data, label):
+    p = jax.nn.softmax(data, axis=-1)
+    target = jax.nn.one_hot(label.astype(jnp.int32), data.shape[-1], dtype=data.dtype)
+    picked = jnp.maximum(jnp.sum(p * target, axis=-1), jnp.asarray(1e-8, data.dtype))
+    return -jnp.sum(jnp.log(picked)).reshape(1), (p, target, label)
+
+
+def _softmax_ce_bwd(res, g):
+    p, target, label = res
+    return ((p - target) * g[0]).astype(p.dtype), jnp.zeros_like(label)
+
+
+_softmax_ce.defvjp(_softmax_ce_fwd, _softmax_ce_bwd)
+
+
+@register
+class softmax_cross_entropy(Op):
+    """sum over the batch of -log(softmax(data)[label]) (floored at 1e-8), shape (1,).
+
+    data (batch, classes), label (batch,). The gradient is head * (softmax - onehot(label)),
+    MXNet's; the label gets a zero gradient (MXNet refuses to compute one).
+    """
+
+    def arguments(self):
+        return ("data", "label")
+
+    def infer_shape(self, ins, outs):
+        data, label = ins
+        if data is not None and len(data) != 2:
+            raise ValueError(f"data must be 2-D (batch, classes), got {fmt_shape(data)}")
+        if label is not None and len(label) != 1:
+            raise ValueError(f"label must be 1-D (batch,), got {fmt_shape(label)}")
+        if data is not None and label is not None and data[0] and label[0] and data[0] != label[0]:
+            raise ValueError(f"data {fmt_shape(data)} and label {fmt_shape(label)} differ in batch size")
+        if label is None and data is not None:
+            label = (data[0],)
+        elif data is not None and not data[0]:
+            data = (label[0], data[1])
+        return [data, label], [(1,)], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [_softmax_ce(ins[0], ins[1])], aux

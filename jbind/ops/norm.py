@@ -1,4 +1,4 @@
-"""BatchNorm, with MXNet 1.x's moving-statistics semantics."""
+"""BatchNorm, with MXNet 1.x's moving-statistics semantics, and GroupNorm."""
 from __future__ import annotations
 
 from typing import Optional
@@ -6,6 +6,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
+from ..base import fmt_shape
 from ._base import Op, register
 
 
@@ -76,3 +77,56 @@ class BatchNorm(Op):
         y = (x - mean.reshape(bshape)) * (inv * gamma).reshape(bshape) + beta.reshape(bshape)
         outs = [y, mean, var] if self.output_mean_var else [y]
         return outs, new_aux
+
+
+@register
+class GroupNorm(Op):
+    """Split the channels (axis 1) into `num_groups` groups and normalise each group of each
+    sample over its channels and the spatial axes; then scale by `gamma`, shift by `beta`.
+
+    As in MXNet 1.9.1, `gamma` and `beta` hold one value per group (shape (num_groups,)),
+    and the optional outputs are the mean and the std, sqrt(var + eps), of shape
+    (batch, num_groups); gradients reach data, gamma and beta through the output only.
+    """
+    num_groups: int = 1
+    eps: float = 1e-5
+    output_mean_var: bool = False
+
+    def __post_init__(self):
+        if self.num_groups < 1:
+            raise ValueError(f"num_groups must be positive, got {self.num_groups}")
+
+    def arguments(self):
+        return ("data", "gamma", "beta")
+
+    def outputs(self):
+        return ("output", "mean", "std") if self.output_mean_var else ("output",)
+
+    def total_outputs(self):
+        return 3
+
+    def infer_shape(self, ins, outs):
+        g = (self.num_groups,)
+        data = ins[0] if ins[0] is not None else outs[0]
+        if data is None:
+            return [None, g, g], [None] * len(outs), []
+        if len(data) < 3:
+            raise ValueError(f"data must have at least 3 dimensions (batch, channel, ...), got {fmt_shape(data)}")
+        if data[1] % self.num_groups:
+            raise ValueError(f"the {data[1]} channels of data {fmt_shape(data)} do not split into "
+                             f"num_groups={self.num_groups} groups")
+        stats = (data[0], self.num_groups)
+        return [data, g, g], [data, stats, stats][:len(outs)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x, gamma, beta = ins
+        n, g = x.shape[0], self.num_groups
+        xg = x.reshape(n, g, -1)
+        mean = jnp.mean(xg, axis=2, keepdims=True)
+        centered = xg - mean
+        std = jnp.sqrt(jnp.mean(jnp.square(centered), axis=2, keepdims=True) + self.eps)
+        y = (centered / std * gamma.reshape(1, g, 1) + beta.reshape(1, g, 1)).reshape(x.shape)
+        if not self.output_mean_var:
+            return [y], aux
+        stats = [jax.lax.stop_gradient(s.reshape(n, g)) for s in (mean, std)]
+        return [y, *stats], aux
