@@ -74,3 +74,45 @@ def test_imperative_ops():
     np.testing.assert_allclose(y.asnumpy(), [[6, 6]])
     with pytest.raises(mx.base.MXNetError, match="expected 3 input arrays"):
         mx.nd.FullyConnected(x, num_hidden=2)
+
+
+def test_imperative_keyword_inputs_go_by_name():
+    """MXNet's generated functions take input arrays by keyword, in any order."""
+    x = mx.nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    w = mx.nd.array(np.arange(12, dtype=np.float32).reshape(4, 3))
+    b = mx.nd.array(np.arange(4, dtype=np.float32))
+    want = x.asnumpy() @ w.asnumpy().T + b.asnumpy()
+    np.testing.assert_allclose(mx.nd.FullyConnected(bias=b, weight=w, data=x, num_hidden=4).asnumpy(), want)
+    np.testing.assert_allclose(mx.nd.FullyConnected(x, bias=b, weight=w, num_hidden=4).asnumpy(), want)
+    with pytest.raises(mx.MXNetError, match="unknown input 'wieght'"):
+        mx.nd.FullyConnected(x, wieght=w, bias=b, num_hidden=4)
+    with pytest.raises(mx.MXNetError, match="input 'data' given twice"):
+        mx.nd.FullyConnected(x, w, b, data=x, num_hidden=4)
+    with pytest.raises(mx.MXNetError, match=r"expected 3 input arrays"):
+        mx.nd.FullyConnected(x, w, num_hidden=4)
+
+
+def test_imperative_bad_shapes_and_dtypes_are_named_errors():
+    """mx.nd runs the op's shape and dtype rules, so bad input names the op and its inputs."""
+    x = mx.nd.ones((2, 3))
+    with pytest.raises(mx.base.ShapeError, match=r"FullyConnected .*weight.*\(4, 5\).*\n  inputs: data=\(2, 3\)"):
+        mx.nd.FullyConnected(x, mx.nd.ones((4, 5)), mx.nd.zeros((4,)), num_hidden=4)
+    with pytest.raises(mx.base.ShapeError, match=r"broadcast_add .*\(2, 3\) \(4, 3\)"):
+        mx.nd.broadcast_add(x, mx.nd.ones((4, 3)))
+    with pytest.raises(mx.base.DTypeError, match="broadcast_add"):
+        mx.nd.broadcast_add(x, mx.nd.ones((2, 3), dtype="int32"))
+    stats = [mx.nd.ones((3,)), mx.nd.zeros((3,)), mx.nd.zeros((3,)), mx.nd.ones((3,))]
+    assert mx.nd.BatchNorm(x, *stats).shape == (2, 3)  # aux states last, positionally
+    assert mx.nd.BatchNorm(x, *stats[:2], moving_var=stats[3], moving_mean=stats[2]).shape == (2, 3)
+
+
+def test_operator_namespaces_as_mxnet():
+    """mx.sym.contrib / mx.nd.linalg ...: the `_contrib_` / `_linalg_` ops without the prefix."""
+    from jbind.symbol import contrib
+    assert contrib is mx.sym.contrib
+    data, label = mx.sym.Variable("data"), mx.sym.Variable("label")
+    loss = mx.sym.contrib.ctc_loss(data, label, name="ctc")
+    assert loss.tojson() == mx.sym.CTCLoss(data, label, name="ctc").tojson()  # the op's own name, as MXNet writes
+    a, b = mx.nd.ones((2, 3)), mx.nd.ones((3, 4))
+    np.testing.assert_allclose(mx.nd.linalg.gemm2(a, b).asnumpy(), np.full((2, 4), 3.0))
+    assert callable(mx.sym.linalg.gemm) and not hasattr(mx.nd.contrib, "gemm")

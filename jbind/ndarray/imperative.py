@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from .._memo import Memo
 from ..base import MXNetError
 from ..ops._base import ALIASES, REGISTRY, get_op
 from .ndarray import NDArray
@@ -14,26 +16,68 @@ def invoke(op_name: str, args, kwargs):
     kwargs = dict(kwargs)
     kwargs.pop("name", None)
     out = kwargs.pop("out", None)
-    inputs = [a for a in args]
-    params = {}
-    for k, v in kwargs.items():
-        if isinstance(v, NDArray):
-            inputs.append(v)
-        else:
-            params[k] = v
+    arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+    params = {k: v for k, v in kwargs.items() if k not in arrays}
     if cls.variadic:
-        params.setdefault(cls.variadic, len(inputs))
+        params.setdefault(cls.variadic, len(args) + len(arrays))
     op = cls.from_attrs(params)
     nargs = len(op.arguments())
-    if len(inputs) != nargs + len(cls.aux_names):
-        raise MXNetError(f"{cls.name}: expected {nargs} input arrays {op.arguments()}, got {len(inputs)}")
-    datas = [a._data if isinstance(a, NDArray) else np.asarray(a) for a in inputs]
+    slots = list(op.arguments()) + list(cls.aux_names)
+    if cls.variadic:  # inputs in the order given, keyword ones after the positional ones
+        inputs = dict(zip(slots, list(args) + list(arrays.values())))
+    else:
+        inputs = _by_slot(cls, slots, args, arrays)
+    if len(inputs) != len(slots):
+        raise MXNetError(f"{cls.name}: expected {len(slots)} input arrays {tuple(slots)}, got {len(inputs)}")
+    datas = [_array(inputs[a]) for a in slots]
+    _check(op_name, op, params, slots, nargs, datas)
     outs, _ = op.lower(datas[:nargs], datas[nargs:], False, jax.random.key(0))
     res = [NDArray(o) for o in outs]
     if out is not None:
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
+
+
+def _by_slot(cls, slots, args, arrays) -> dict:
+    """Positional inputs fill the op's inputs in order (arguments, then aux states); keyword
+    ones go by name, as MXNet's generated functions take them."""
+    if len(args) > len(slots):
+        raise MXNetError(f"{cls.name}: takes {len(slots)} input arrays {tuple(slots)}, got {len(args)} positional")
+    inputs = dict(zip(slots, args))
+    for k, v in arrays.items():
+        if k not in slots:
+            raise MXNetError(f"{cls.name}: unknown input {k!r}; inputs are {', '.join(slots)}")
+        if k in inputs:
+            raise MXNetError(f"{cls.name}: input {k!r} given twice")
+        inputs[k] = v
+    return inputs
+
+
+def _array(a):
+    return a._data if isinstance(a, NDArray) else jnp.asarray(a)
+
+
+_CHECKED = Memo(4096)
+
+
+def _check(op_name, op, params, slots, nargs, datas) -> None:
+    """Run the op's shape and dtype rules on the inputs, as binding a symbol would: bad
+    input is a ShapeError / DTypeError naming the op and every input, not a JAX error."""
+    shapes = tuple(tuple(d.shape) for d in datas)
+    dtypes = tuple(np.dtype(d.dtype).name for d in datas)
+    key = (op_name, op.key(), shapes, dtypes)
+    if _CHECKED.get(key) is not None:
+        return
+    from ..symbol.ops import make
+    from ..symbol.symbol import Variable
+    sym = make(op_name, [Variable(a) for a in slots[:nargs]], {k: v for k, v in params.items() if v is not None},
+               name=op.name.lower())
+    aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
+    names = slots[:nargs] + aux
+    sym.infer_shape(**dict(zip(names, shapes)))
+    sym.infer_type(**dict(zip(names, dtypes)))
+    _CHECKED.put(key, True)
 
 
 def _fn(op_name):
