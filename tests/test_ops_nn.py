@@ -7,6 +7,14 @@ from helpers import Case, check_op
 V = mx.sym.Variable
 
 
+def _masked_softmax(x, length, axis):
+    keep = np.arange(x.shape[axis]).reshape([-1 if i == axis else 1 for i in range(x.ndim)]) < \
+        np.expand_dims(length, axis)
+    e = np.where(keep, np.exp(x - x.max(axis=axis, keepdims=True)), 0)
+    total = e.sum(axis=axis, keepdims=True)
+    return np.where(keep, e / np.where(total == 0, 1, total), 0)
+
+
 def _softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -55,6 +63,9 @@ CASES = [
          {"data": (3, 4)}, grad=False),
     Case("softmax", lambda: mx.sym.softmax(V("data"), axis=1, temperature=2.0, name="s"),
          lambda data: [_softmax(data / 2.0, axis=1)], {"data": (2, 3, 4)}),
+    Case("softmax_use_length", lambda: mx.sym.softmax(V("data"), V("length"), axis=1, use_length=True, name="s"),
+         lambda data, length: [_masked_softmax(data, length, axis=1)], {"data": (2, 4, 3)},
+         inputs={"length": ("int", 0, 5)}, no_grad=("length",), type_dict={"data": "float32", "length": "int32"}),
     Case("log_softmax", lambda: mx.sym.log_softmax(V("data"), name="s"),
          lambda data: [np.log(_softmax(data))], {"data": (3, 4)}),
     Case("softmax_activation", lambda: mx.sym.SoftmaxActivation(V("data"), name="s"),
@@ -112,3 +123,28 @@ def test_dropout_training_drops_and_scales():
     again = exe.forward(is_train=True)[0].asnumpy()
     assert not np.array_equal(out, again), "each training step draws a fresh mask"
     np.testing.assert_array_equal(exe.forward(is_train=False)[0].asnumpy(), np.ones(1000))
+
+
+def test_softmax_use_length_and_dtype_as_mxnet():
+    """Values read from MXNet 1.9.1: rows masked past their length (a 0 length gives zeros),
+    the gradient, `dtype`, and the refusals (float lengths; log_softmax has no length input)."""
+    x = mx.nd.array(np.arange(12.0).reshape(2, 2, 3) / 4)
+    length = mx.nd.array([[1, 2], [3, 0]], dtype="int32")
+    np.testing.assert_allclose(mx.nd.softmax(x, length, use_length=True).asnumpy(), [
+        [[1, 0, 0], [0.4378235, 0.5621765, 0]], [[0.25427523, 0.32649586, 0.41922897], [0, 0, 0]]], rtol=1e-6)
+    sym = mx.sym.softmax(mx.sym.Variable("x"), mx.sym.Variable("l"), use_length=True, name="sm")
+    assert sym.list_arguments() == ["x", "l"] and sym.infer_shape(x=(2, 2, 3))[0] == [(2, 2, 3), (2, 2)]
+    exe = sym.simple_bind(mx.cpu(), x=(2, 2, 3), type_dict={"x": "float32", "l": "int32"},
+                          grad_req={"x": "write", "l": "null"})
+    exe.arg_dict["x"][:] = x
+    exe.arg_dict["l"][:] = length
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(np.arange(12.0).reshape(2, 2, 3)))
+    np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), [
+        [[0, 0, 0], [-0.24613418, 0.24613398, 0]], [[-0.296219, -0.05385686, 0.3500754], [0, 0, 0]]], atol=1e-6)
+    assert mx.sym.softmax(mx.sym.Variable("x"), dtype="float16").infer_type(x=np.float32)[1] == [np.float16]
+    assert mx.nd.softmax(x.astype("float16"), dtype="float32").dtype == np.float32
+    with pytest.raises(mx.base.DTypeError, match="length must hold integers"):
+        mx.nd.softmax(x, mx.nd.array([[1, 2], [3, 0]]), use_length=True)
+    with pytest.raises(mx.base.ParamError, match="log_softmax takes no length input"):
+        mx.sym.log_softmax(mx.sym.Variable("x"), use_length=True)

@@ -1,6 +1,7 @@
 """Layers: FullyConnected, Embedding, Activation, LeakyReLU, Dropout, softmax family."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Literal, Optional
 
@@ -182,30 +183,79 @@ class Dropout(Op):
         return [jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))], aux
 
 
-@register
-class softmax(Op):
-    """softmax(data / temperature) along `axis`."""
+FloatDType = Optional[Literal["float16", "float32", "float64"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Softmax(Op):
+    """softmax / log_softmax of data / temperature along `axis`, output in `dtype` (default:
+    the input's). softmax with `use_length` takes a `length` input (integers, the data's
+    shape without `axis`): entries at or past a row's length are left out and output 0."""
     axis: int = -1
     temperature: Optional[float] = None
-    dtype: Optional[str] = None
+    dtype: FloatDType = None
     use_length: Optional[bool] = False
+    _log = False
+
+    def __post_init__(self):
+        if self.use_length and self._log:
+            raise ValueError("use_length=True is not supported: MXNet 1.9.1's log_softmax takes no length input")
+
+    def arguments(self):
+        return ("data", "length") if self.use_length else ("data",)
+
+    def infer_shape(self, ins, outs):
+        if not self.use_length:
+            return super().infer_shape(ins, outs)
+        data = ins[0] if ins[0] is not None else outs[0]
+        if data is None:
+            return [None, ins[1]], [None], []
+        if not -len(data) <= self.axis < len(data):
+            raise ValueError(f"axis {self.axis} is out of range for data {tuple(data)}")
+        ax = self.axis % len(data)
+        want = tuple(d for i, d in enumerate(data) if i != ax)
+        length = ins[1]
+        if length is not None and (len(length) != len(want) or any(a and b and a != b for a, b in zip(length, want))):
+            raise ValueError(f"length {tuple(length)} must have the shape of data {tuple(data)} without axis "
+                             f"{self.axis}: {want}")
+        return [tuple(data), want], [tuple(data)], []
+
+    def infer_type(self, ins, outs):
+        t = ins[0]
+        out = np_dtype(self.dtype) if self.dtype else (t if t is not None else outs[0])
+        if not self.use_length:
+            return [t if t is not None else (None if self.dtype else out)], [out], []
+        length = ins[1] if ins[1] is not None else np_dtype("int32")
+        if not jnp.issubdtype(length, jnp.integer):
+            raise TypeError(f"length must hold integers (MXNet 1.9.1 refuses {np_dtype(length).name})")
+        return [t, length], [out], []
 
     def lower(self, ins, aux, is_train, key):
-        x = ins[0] if self.temperature in (None, 1.0) else ins[0] / self.temperature
-        return [jax.nn.softmax(x, axis=self.axis)], aux
+        x = ins[0]
+        out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype
+        x = x.astype(jnp.promote_types(x.dtype, out))
+        if self.temperature not in (None, 1.0):
+            x = x / self.temperature
+        if not self.use_length:
+            fn = jax.nn.log_softmax if self._log else jax.nn.softmax
+            return [fn(x, axis=self.axis).astype(out)], aux
+        ax = self.axis % x.ndim
+        steps = jnp.arange(x.shape[ax]).reshape([-1 if i == ax else 1 for i in range(x.ndim)])
+        keep = steps < jnp.expand_dims(ins[1], ax)
+        y = jax.nn.softmax(jnp.where(keep, x, jnp.finfo(x.dtype).min), axis=ax)
+        return [jnp.where(keep, y, 0).astype(out)], aux
 
 
 @register
-class log_softmax(Op):
+class softmax(_Softmax):
+    """softmax(data / temperature) along `axis`; with `use_length`, over each row's first
+    `length` entries (the rest 0)."""
+
+
+@register
+class log_softmax(_Softmax):
     """log(softmax(data / temperature)) along `axis`."""
-    axis: int = -1
-    temperature: Optional[float] = None
-    dtype: Optional[str] = None
-    use_length: Optional[bool] = False
-
-    def lower(self, ins, aux, is_train, key):
-        x = ins[0] if self.temperature in (None, 1.0) else ins[0] / self.temperature
-        return [jax.nn.log_softmax(x, axis=self.axis)], aux
+    _log = True
 
 
 @register
