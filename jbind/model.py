@@ -27,11 +27,10 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Optional[Symbol], arg_param
         symbol: the network.
         arg_params: name -> NDArray of the network's weights.
         aux_params: name -> NDArray of its auxiliary states.
-        remove_amp_cast: accepted for MXNet compatibility; jbind has no `amp_cast` /
-            `amp_multicast` operators, so there is never anything to remove.
+        remove_amp_cast: write the symbol without the AMP casts feeding other nodes (MXNet's default).
     """
     if symbol is not None:
-        symbol.save(f"{prefix}-symbol.json")
+        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
     save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
     save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
     param_name = "%s-%04d.params" % (prefix, epoch)

@@ -151,3 +151,27 @@ def test_unknown_and_bad_parameters():
         mx.sym.FullyConnected(x)
     with pytest.raises(mx.base.MXNetError, match="cannot parse parameter num_hidden='ten'"):
         mx.sym.FullyConnected(x, num_hidden="ten")
+
+
+def test_tojson_removes_amp_casts_feeding_other_nodes_as_mxnet():
+    """MXNet's tojson/save drop the amp_cast / amp_multicast nodes other nodes read (their
+    readers read the casts' inputs); a cast that is an output stays. Layouts read from
+    MXNet 1.9.1."""
+    import json
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    c = mx.sym.amp_cast(x, dtype="float16", name="c1")
+    m = mx.sym.amp_multicast(c, y, num_outputs=2, name="mc")
+    out = mx.sym.amp_cast(mx.sym.broadcast_add(m[0], m[1], name="add"), dtype="float32", name="c2")
+    g = mx.sym.Group([out, mx.sym.relu(c, name="r")])
+
+    def layout(text):
+        doc = json.loads(text)
+        return [(n["op"], n["name"], [i[:2] for i in n["inputs"]]) for n in doc["nodes"]], doc["heads"]
+    assert layout(g.tojson()) == (
+        [("null", "x", []), ("null", "y", []), ("broadcast_add", "add", [[0, 0], [1, 0]]),
+         ("amp_cast", "c2", [[2, 0]]), ("relu", "r", [[0, 0]])], [[3, 0, 0], [4, 0, 0]])
+    assert layout(g.tojson(remove_amp_cast=False)) == (
+        [("null", "x", []), ("amp_cast", "c1", [[0, 0]]), ("null", "y", []),
+         ("amp_multicast", "mc", [[1, 0], [2, 0]]), ("broadcast_add", "add", [[3, 0], [3, 1]]),
+         ("amp_cast", "c2", [[4, 0]]), ("relu", "r", [[1, 0]])], [[5, 0, 0], [6, 0, 0]])
+    assert g.list_outputs() == ["c2_output", "r_output"]  # the symbol itself keeps its casts

@@ -329,5 +329,5 @@ class BucketingModule(BaseModule):
         """Save the default bucket's symbol as `prefix-symbol.json` and the shared parameters."""
         if not self._buckets:
             raise MXNetError("an empty BucketingModule cannot be saved")
-        self._symbol.save("%s-symbol.json" % prefix)
+        self._symbol.save("%s-symbol.json" % prefix, remove_amp_cast=remove_amp_cast)
         self.save_params("%s-%04d.params" % (prefix, epoch))

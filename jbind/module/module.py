@@ -115,7 +115,7 @@ class Module(BaseModule):
 
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         """Write `prefix-symbol.json`, `prefix-%04d.params` and optionally `.states` (atomically)."""
-        self._symbol.save("%s-symbol.json" % prefix)
+        self._symbol.save("%s-symbol.json" % prefix, remove_amp_cast=remove_amp_cast)
         self.save_params("%s-%04d.params" % (prefix, epoch))
         self.logger.info('Saved checkpoint to "%s-%04d.params"', prefix, epoch)
         if save_optimizer_states:

@@ -14,8 +14,34 @@ MXNET_VERSION = 10901  # what we write: MXNet 1.9.1's layout
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 
 
-def to_json(sym: Symbol) -> str:
-    nodes = topo_order(sym._heads)
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+def without_amp_casts(heads: list) -> list:
+    """The heads with every input that reads an `amp_cast` / `amp_multicast` output rewired
+    to what the cast read (MXNet's RemoveAmpCast, what `tojson` does by default); casts that
+    are heads themselves stay."""
+    memo: dict = {}
+
+    def entry(node, k):
+        while node.op is not None and node.op.name in _AMP_CASTS:
+            node, k = node.inputs[k if node.op.name == "amp_multicast" else 0]
+        return copy(node), k
+
+    def copy(node):
+        got = memo.get(id(node))
+        if got is None:
+            ins = tuple(entry(c, k) for c, k in node.inputs)
+            same = all(a[0] is c and a[1] == k for a, (c, k) in zip(ins, node.inputs))
+            got = memo[id(node)] = node if same else Node(node.op, node.name, node.attrs, ins)
+        return got
+
+    return [(copy(n), k) for n, k in heads]
+
+
+def to_json(sym: Symbol, remove_amp_cast: bool = True) -> str:
+    heads = without_amp_casts(sym._heads) if remove_amp_cast else sym._heads
+    nodes = topo_order(heads)
     index = {id(n): i for i, n in enumerate(nodes)}
     out, row_ptr, arg_nodes = [], [0], []
     for i, n in enumerate(nodes):
@@ -27,7 +53,7 @@ def to_json(sym: Symbol) -> str:
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + (1 if n.op is None else n.op.total_outputs()))
-    heads = [[index[id(n)], k, 0] for n, k in sym._heads]
+    heads = [[index[id(n)], k, 0] for n, k in heads]
     doc = {"nodes": out, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads,
            "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
     return json.dumps(doc, indent=2)

@@ -195,13 +195,14 @@ class Symbol:
     def __neg__(self): return self.__mul__(-1.0)
 
     # --- serialisation ------------------------------------------------------------
-    def tojson(self) -> str:
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """MXNet's JSON; by default without the `amp_cast`s that feed other nodes (as MXNet)."""
         from .json_io import to_json
-        return to_json(self)
+        return to_json(self, remove_amp_cast)
 
-    def save(self, fname: str):
+    def save(self, fname: str, remove_amp_cast: bool = True):
         from ..io_util import atomic_write_text
-        atomic_write_text(fname, self.tojson())
+        atomic_write_text(fname, self.tojson(remove_amp_cast))
 
     # --- inference and binding ------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
