@@ -229,3 +229,76 @@ def test_every_op_takes_every_parameter_mxnet_declares():
     assert sorted(n for n in REGISTRY if n not in declared) == []  # every op of jbind's is MXNet's
     missing = {name: sorted(set(declared[name]) - set(cls.param_names())) for name, cls in REGISTRY.items()}
     assert {k: v for k, v in missing.items() if v} == {}
+
+
+def _run(sym, args, grads=(), head=None, type_dict=None):
+    """Forward (and backward with `head`, default ones) of `sym` on numpy `args`."""
+    req = {k: ("write" if k in grads else "null") for k in sym.list_arguments()}
+    exe = sym.simple_bind(mx.cpu(), grad_req=req, type_dict=type_dict, **{k: v.shape for k, v in args.items()})
+    for k, v in args.items():
+        exe.arg_dict[k][:] = v
+    out = exe.forward(is_train=bool(grads))[0].asnumpy()
+    if not grads:
+        return out
+    exe.backward([mx.nd.array(np.ones(out.shape) if head is None else head)])
+    return out, {k: exe.grad_dict[k].asnumpy() for k in grads}
+
+
+def test_out_of_range_indices_in_a_graph_are_clipped_or_dropped():
+    """A compiled graph cannot raise on values: gather_nd clips out-of-range indices (MXNet
+    raises; mx.nd.gather_nd still does) and scatter_nd drops such writes (MXNet writes out
+    of bounds)."""
+    import pytest
+    S, V = mx.sym, mx.sym.Variable
+    a, i = np.array([1.0, 2.0, 3.0]), np.array([[0.0, 5.0]])
+    np.testing.assert_array_equal(_run(S.gather_nd(V("a"), V("i"), name="g"), {"a": a, "i": i}), [1, 3])
+    with pytest.raises(IndexError, match="out of bounds"):
+        mx.nd.gather_nd(mx.nd.array(a), mx.nd.array(i))
+    got = _run(S.scatter_nd(V("d"), V("i"), shape=(3,), name="s"), {"d": np.array([1.0, 2.0]), "i": np.array([[0.0, 7.0]])})
+    np.testing.assert_array_equal(got, [1, 0, 0])
+
+
+def test_gradients_mxnet_refuses_are_given():
+    """batch_take's data and sort along an axis are differentiated (MXNet refuses, or its
+    backward fails); argmax_channel and softmax_cross_entropy's label get zeros (MXNet raises)."""
+    S, V = mx.sym, mx.sym.Variable
+    _, g = _run(S.batch_take(V("a"), V("i"), name="b"), {"a": np.arange(6.0).reshape(2, 3), "i": np.array([2, 0])},
+                grads=("a",), type_dict={"a": "float32", "i": "int32"})
+    np.testing.assert_array_equal(g["a"], [[0, 0, 1], [1, 0, 0]])
+    _, g = _run(S.sort(V("a"), axis=1, name="s"), {"a": np.array([[3.0, 1.0, 2.0]])}, grads=("a",),
+                head=np.array([[1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(g["a"], [[3, 1, 2]])
+    _, g = _run(S.argmax_channel(V("a"), name="m"), {"a": np.array([[3.0, 1.0, 2.0]])}, grads=("a",))
+    np.testing.assert_array_equal(g["a"], 0)
+    _, g = _run(S.softmax_cross_entropy(V("a"), V("l"), name="ce"), {"a": np.array([[3.0, 1.0, 2.0]]),
+                                                                   "l": np.array([1.0])}, grads=("a", "l"))
+    np.testing.assert_array_equal(g["l"], 0)
+
+
+def test_inputs_mxnet_mishandles_are_clear_errors():
+    """Where MXNet 1.9.1 returns a zero-size array, reads or writes out of bounds, crashes at
+    run time or silently reshapes a given array, jbind raises a named error when binding."""
+    import pytest
+    S, V = mx.sym, mx.sym.Variable
+    bad = [(lambda: S.diag(V("a"), k=4, name="d").infer_shape(a=(3, 4)), "no diagonal"),
+           (lambda: S.cumsum(V("a"), axis=-1, name="c").infer_shape(a=(3, 4)), "give axis=1"),
+           (lambda: S.unravel_index(V("a"), shape=(3, 4), name="u").infer_shape(a=(2, 2)), "must be 1-D"),
+           (lambda: S.batch_take(V("a"), V("i"), name="b").infer_shape(a=(2, 3, 4), i=(2,)), "batch_take"),
+           (lambda: S.GroupNorm(V("a"), V("g"), V("b"), num_groups=2, name="gn").infer_shape(a=(2, 4, 3), g=(4,)),
+            r"given \(4,\) but inferred \(2,\)"),
+           (lambda: S.SVMOutput(V("a"), name="svm").infer_shape(a=(3,)), "at least 2 dimensions"),
+           (lambda: S.softmin(V("a"), use_length=True), "takes no length input")]
+    for build, match in bad:
+        with pytest.raises(mx.MXNetError, match=match):
+            build()
+
+
+def test_ctc_lengths_are_clipped_to_the_sequence_and_the_label():
+    """CTCLoss clips data_lengths / label_lengths past the sequence or the label (MXNet reads
+    out of bounds): a data length of 9 over 4 steps is the whole sequence."""
+    S, V = mx.sym, mx.sym.Variable
+    data, label = np.random.default_rng(0).normal(size=(4, 1, 3)), np.array([[1.0, 2.0]])
+    whole = _run(S.CTCLoss(V("d"), V("l"), name="c"), {"d": data, "l": label})
+    clipped = _run(S.CTCLoss(V("d"), V("l"), V("n"), use_data_lengths=True, name="c"),
+                   {"d": data, "l": label, "n": np.array([9.0])})
+    np.testing.assert_allclose(clipped, whole, rtol=1e-6)
