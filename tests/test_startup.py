@@ -82,3 +82,10 @@ def test_malloc_is_left_alone_with_several_cpus_unless_asked():
     applied, mapped, _, arenas = _malloc_state("auto", cpus)
     assert not applied and mapped and arenas > 1
     assert _malloc_state("1", cpus) == (True, False, True, 1)
+
+
+def test_import_leaves_optax_for_first_use():
+    """optax's import is about as long as jbind's own: it waits for an optimizer or a CTC loss."""
+    out = subprocess.run([sys.executable, "-c", "import sys, jbind; print('optax' in sys.modules)"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

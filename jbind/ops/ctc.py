@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Literal
 
 import jax.numpy as jnp
-import optax
 
 from ._base import Op, register
 
@@ -97,5 +96,6 @@ class CTCLoss(Op):
         logits = jnp.swapaxes(data, 0, 1).astype(dtype)
         logit_pad = (jnp.arange(steps)[None, :] >= data_len[:, None]).astype(dtype)
         blank = 0 if self.blank_label == "first" else alphabet - 1
+        import optax  # here, not at import: optax's import is a quarter of jbind's
         loss = optax.ctc_loss(logits, logit_pad, lab, label_pad.astype(dtype), blank_id=blank)
         return [jnp.where(feasible, loss, 0).astype(data.dtype)], aux
