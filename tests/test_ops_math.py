@@ -1,4 +1,4 @@
-"""Elementwise, broadcast, reduction, dot and creation ops (jbind/ops/elemwise.py, reduce.py).
+"""Elementwise, broadcast, reduction, dot and creation ops (jbind/ops/elemwise.py, broadcast.py, reduce.py).
 
 Forward against numpy float64 references and gradients against finite differences
 (helpers.check_op); shape rules, dtype rules, tie gradients and rounding checked
@@ -234,7 +234,7 @@ def test_op(case):
 
 def test_every_alias_is_a_symbol_constructor():
     """(That every op has a sample is test_op_sweep's check, over every test_ops_*.py.)"""
-    mine = {n for n, c in REGISTRY.items() if c.__module__ in ("jbind.ops.elemwise", "jbind.ops.reduce")}
+    mine = {n for n, c in REGISTRY.items() if c.__module__ in ("jbind.ops.elemwise", "jbind.ops.broadcast", "jbind.ops.reduce")}
     for alias, target in ALIASES.items():
         if target in mine:
             assert callable(getattr(S, alias)), alias

@@ -3,7 +3,7 @@ from . import _base
 from ._base import ALIASES, REGISTRY, Op, get_op, register
 from . import nn, loss  # noqa: F401  (registration)
 
-for _m in ("elemwise", "reduce", "shape", "indexing", "norm", "sequence", "rnn_op", "conv", "normalize", "spatial",
+for _m in ("elemwise", "broadcast", "reduce", "shape", "indexing", "norm", "sequence", "rnn_op", "conv", "normalize", "spatial",
            "layout", "amp", "sorting", "gather", "linalg", "ctc"):
     try:
         __import__(f"{__name__}.{_m}")
