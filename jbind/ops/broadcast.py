@@ -2,13 +2,12 @@
 logical ones, broadcast_to / broadcast_axis / broadcast_like."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, ClassVar, Optional
 
 import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape
-from ._base import Op, register
+from ._base import Op, frozen, register
 from .elemwise import _BINARY, _axes, _make
 
 
@@ -28,7 +27,7 @@ def _broadcast(l, r) -> tuple:
     return tuple(out)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _BroadcastBinary(Op):
     fn: ClassVar[Callable]
 

@@ -9,7 +9,6 @@ return 1 or 0 in the input dtype and have no gradient.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, ClassVar, Literal, Optional
 
 import jax
@@ -18,7 +17,7 @@ import jax.scipy.special as jsp
 import numpy as np
 
 from ..base import MXNetError, ShapeError, fmt_shape, np_dtype
-from ._base import Op, register
+from ._base import Op, frozen, register
 
 _DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
@@ -114,7 +113,7 @@ def _make(base, name, fn, aliases=(), doc=None):
 
 
 # --- binary, same shape ---------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Binary(_SameShape):
     fn: ClassVar[Callable]
 
@@ -159,7 +158,7 @@ class add_n(_SameShape):
 
 
 # --- with a scalar --------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Scalar(_SameShape):
     scalar: float = 1.0
     is_int: bool = True  # MXNet 1.9's hint for numpy type promotion; the legacy ops keep the input dtype
@@ -221,7 +220,7 @@ _UNARY: dict[str, Callable] = {
 _UNARY_ALIASES = {"_copy": ("identity",), "erfinv": ("_npx_erfinv",)}
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Unary(_SameShape):
     fn: ClassVar[Callable]
 

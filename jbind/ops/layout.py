@@ -8,7 +8,6 @@ without shape inference, so each `lower` runs its shape rule first (`_checked`).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Optional
 
@@ -16,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._base import Op, register
+from ._base import Op, frozen, register
 from .reduce import _checked
 from .shape import _axis
 
@@ -152,7 +151,7 @@ class size_array(Op):
 
 # --------------------------------------------------------------- depth <-> space (NCHW)
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Blocks(Op):
     block_size: int
 

@@ -3,14 +3,13 @@ it ignores the head gradient and has its own normalisation (jax.custom_vjp).
 Also softmax_cross_entropy, a loss whose gradient scales with the head gradient."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Literal
 
 import jax
 import jax.numpy as jnp
 
 from ..base import fmt_shape
-from ._base import Op, register
+from ._base import Op, frozen, register
 
 
 def _loss_vjp(forward, grad):
@@ -134,7 +133,7 @@ def _prod(xs):
     return p
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Regression(Op):
     grad_scale: float = 1.0
     is_loss = True

@@ -1,7 +1,6 @@
 """Layers: FullyConnected, Embedding, Activation, LeakyReLU, Dropout, softmax family."""
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Literal, Optional
 
@@ -9,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import np_dtype
-from ._base import Op, register
+from ._base import Op, frozen, register
 
 
 def _known(s) -> bool:
@@ -186,7 +185,7 @@ class Dropout(Op):
 FloatDType = Optional[Literal["float16", "float32", "float64"]]
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Softmax(Op):
     """softmax / log_softmax of data / temperature along `axis`, output in `dtype` (default:
     the input's). softmax with `use_length` takes a `length` input (integers, the data's

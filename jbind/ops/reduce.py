@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import ShapeError, fmt_shape, np_dtype
-from ._base import Op, register
+from ._base import Op, frozen, register
 from .elemwise import _DTYPES, DType, _axes, _dtype_name, _make, _merge
 
 
@@ -42,7 +42,7 @@ def _reduced(d, axes, keepdims):
     return tuple(n for i, n in enumerate(d) if i not in axes) or (1,)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Reduce(Op):
     axis: Optional[tuple[int, ...]] = None
     keepdims: bool = False
@@ -106,7 +106,7 @@ class norm(Op):
         return [y.astype(np_dtype(self.out_dtype)) if self.out_dtype else y], aux
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _ArgReduce(Op):
     axis: Optional[int] = None
     keepdims: bool = False
@@ -292,7 +292,7 @@ class batch_dot(Op):
 
 
 # --- creation: no inputs ----------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Init(Op):
     shape: tuple[int, ...] = ()
     ctx: str = ""
@@ -345,7 +345,7 @@ class _ones(_Init):
 
 
 @register(aliases=("full",))
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _full(_Init):
     """An array of `shape` and `dtype` filled with `value`."""
     value: float = dataclasses.field(kw_only=True)

@@ -7,7 +7,6 @@ the values only: indices, masks and argmax_channel have none.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Literal, Optional
 
@@ -15,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import np_dtype
-from ._base import Op, register
+from ._base import Op, frozen, register
 from .shape import _axis
 
 IndexDType = Literal["float16", "float32", "float64", "int32", "int64", "uint8"]
@@ -25,7 +24,7 @@ def _index_dtype(name):
     return jax.dtypes.canonicalize_dtype(np_dtype(name))  # int64/float64 stay 32-bit without x64
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Ordering(Op):
     """Shared by topk, sort and argsort: the sorted axis and the stable order along it."""
     axis: Optional[int] = -1
@@ -49,7 +48,7 @@ class _Ordering(Op):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@frozen
 class topk(_Ordering):
     """The k largest (`is_ascend`: smallest) elements along `axis`, in order: their indices
     (`ret_typ='indices'`, in `dtype`), values ('value'), both, or a 0/1 mask of the input's
@@ -101,7 +100,7 @@ class topk(_Ordering):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@frozen
 class sort(_Ordering):
     """A sorted copy along `axis` (flattened when None), ascending unless `is_ascend` is False.
 
@@ -121,7 +120,7 @@ class sort(_Ordering):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@frozen
 class argsort(_Ordering):
     """Indices that sort the input along `axis` (flattened when None), in `dtype`."""
     is_ascend: bool = True
