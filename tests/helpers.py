@@ -119,3 +119,15 @@ def fuzz_settings(ci_examples: int, **kw) -> settings:
     else:
         examples = ci_examples
     return settings(max_examples=examples, **kw)
+
+
+def raises_naming(fn, *needles, cls=None) -> str:
+    """Call `fn`, which must raise `cls` (an MXNetError by default) whose message holds every
+    one of `needles`; returns the message."""
+    import pytest
+    with pytest.raises(cls or mx.base.MXNetError) as ei:
+        fn()
+    msg = str(ei.value)
+    for n in needles:
+        assert n in msg, f"{n!r} not in error message:\n{msg}"
+    return msg

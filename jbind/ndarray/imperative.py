@@ -7,7 +7,7 @@ import numpy as np
 
 from .._memo import Memo
 from ..base import MXNetError
-from ..ops._base import ALIASES, REGISTRY, get_op
+from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name
 from .ndarray import NDArray
 
 
@@ -26,7 +26,7 @@ def invoke(op_name: str, args, kwargs):
     if cls.variadic:  # inputs in the order given, keyword ones after the positional ones
         inputs = dict(zip(slots, list(args) + list(arrays.values())))
     else:
-        inputs = _by_slot(cls, slots, args, arrays)
+        inputs = inputs_by_name(cls.name, slots, args, arrays)  # aux states after the arguments
     if len(inputs) != len(slots):
         raise MXNetError(f"{cls.name}: expected {len(slots)} input arrays {tuple(slots)}, got {len(inputs)}")
     datas = [_array(inputs[a]) for a in slots]
@@ -37,21 +37,6 @@ def invoke(op_name: str, args, kwargs):
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
-
-
-def _by_slot(cls, slots, args, arrays) -> dict:
-    """Positional inputs fill the op's inputs in order (arguments, then aux states); keyword
-    ones go by name, as MXNet's generated functions take them."""
-    if len(args) > len(slots):
-        raise MXNetError(f"{cls.name}: takes {len(slots)} input arrays {tuple(slots)}, got {len(args)} positional")
-    inputs = dict(zip(slots, args))
-    for k, v in arrays.items():
-        if k not in slots:
-            raise MXNetError(f"{cls.name}: unknown input {k!r}; inputs are {', '.join(slots)}")
-        if k in inputs:
-            raise MXNetError(f"{cls.name}: input {k!r} given twice")
-        inputs[k] = v
-    return inputs
 
 
 def _array(a):

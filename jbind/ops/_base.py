@@ -244,6 +244,22 @@ def register(cls=None, *, aliases: Sequence[str] = ()):
     return wrap(cls) if cls is not None else wrap
 
 
+def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
+    """An op's inputs as MXNet takes them: positional ones fill `names` in order, keyword
+    ones go by name (Symbols when building a graph, arrays in `mx.nd`)."""
+    if len(positional) > len(names):
+        raise MXNetError(f"{op_name}: got {len(positional)} positional inputs but the op takes "
+                         f"{len(names)} ({', '.join(names)})")
+    inputs = dict(zip(names, positional))
+    for k, v in named.items():
+        if k not in names:
+            raise MXNetError(f"{op_name}: unknown input {k!r}; inputs are {', '.join(names)}")
+        if k in inputs:
+            raise MXNetError(f"{op_name}: input {k!r} given twice")
+        inputs[k] = v
+    return inputs
+
+
 def get_op(name: str) -> type[Op]:
     cls = REGISTRY.get(name) or REGISTRY.get(ALIASES.get(name, ""))
     if cls is None:

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from ..base import fmt_shape
 from ._base import Op, register
+from .normalize import MeanStdNorm
 
 
 @register
@@ -80,7 +81,7 @@ class BatchNorm(Op):
 
 
 @register
-class GroupNorm(Op):
+class GroupNorm(MeanStdNorm):
     """Split the channels (axis 1) into `num_groups` groups and normalise each group of each
     sample over its channels and the spatial axes; then scale by `gamma`, shift by `beta`.
 
@@ -95,15 +96,6 @@ class GroupNorm(Op):
     def __post_init__(self):
         if self.num_groups < 1:
             raise ValueError(f"num_groups must be positive, got {self.num_groups}")
-
-    def arguments(self):
-        return ("data", "gamma", "beta")
-
-    def outputs(self):
-        return ("output", "mean", "std") if self.output_mean_var else ("output",)
-
-    def total_outputs(self):
-        return 3
 
     def infer_shape(self, ins, outs):
         g = (self.num_groups,)

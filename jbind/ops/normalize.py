@@ -51,15 +51,9 @@ class InstanceNorm(Op):
         return [y], aux
 
 
-@register
-class LayerNorm(Op):
-    """Normalise over `axis`; `output_mean_var` adds the mean and std = sqrt(var + eps).
-
-    As in MXNet, gradients flowing into the mean and std outputs are ignored.
-    """
-    axis: int = -1
-    eps: float = 1e-5
-    output_mean_var: bool = False
+class MeanStdNorm(Op):
+    """Normalisations with gamma and beta whose `output_mean_var` adds the mean and std
+    outputs (MXNet's JSON always counts three): LayerNorm, GroupNorm."""
 
     def arguments(self):
         return ("data", "gamma", "beta")
@@ -69,6 +63,17 @@ class LayerNorm(Op):
 
     def total_outputs(self):
         return 3
+
+
+@register
+class LayerNorm(MeanStdNorm):
+    """Normalise over `axis`; `output_mean_var` adds the mean and std = sqrt(var + eps).
+
+    As in MXNet, gradients flowing into the mean and std outputs are ignored.
+    """
+    axis: int = -1
+    eps: float = 1e-5
+    output_mean_var: bool = False
 
     def infer_shape(self, ins, outs):
         data = ins[0] if ins[0] is not None else outs[0]

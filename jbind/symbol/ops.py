@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import attribute, name as _name
 from .._memo import Memo
 from ..base import MXNetError
-from ..ops._base import ALIASES, REGISTRY, get_op, to_attr_string
+from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, to_attr_string
 from ._node import Node
 from .symbol import Symbol, Variable
 
@@ -55,16 +55,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             sym_kwargs = {}
         params.setdefault(cls.variadic, len(args))
     op, param_attrs, arg_names, n_out = _op_for(cls, params)
-    if len(args) > len(arg_names):
-        raise MXNetError(f"{cls.name}: got {len(args)} positional inputs but the op takes "
-                         f"{len(arg_names)} ({', '.join(arg_names)})")
-    inputs = dict(zip(arg_names, args))
-    for k, v in sym_kwargs.items():
-        if k not in arg_names:
-            raise MXNetError(f"{cls.name}: unknown input {k!r}; inputs are {', '.join(arg_names)}")
-        if k in inputs:
-            raise MXNetError(f"{cls.name}: input {k!r} given twice")
-        inputs[k] = v
+    inputs = inputs_by_name(cls.name, arg_names, args, sym_kwargs)
     node_name = _name.current().get(name, hint or cls.name.lower())
     attrs = attribute.current().get(attr)
     if extra_attrs:
