@@ -130,14 +130,6 @@ def test_names_and_aliases():
         ["mc_output0", "mc_output1", "mc_output2"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_json_round_trip(case):
-    sym = case.build()
-    again = mx.sym.load_json(sym.tojson())
-    assert again.list_arguments() == sym.list_arguments()
-    assert again.infer_shape(**case.shapes) == sym.infer_shape(**case.shapes)
-
-
 # ------------------------------------------------------------------------- shape rules
 
 def _rule(name, ins, outs=None, **params):

@@ -439,13 +439,6 @@ def test_params_parse_from_mxnet_json_strings():
     assert get_op("identity").name == "_copy" and get_op("sum_axis").name == "sum"
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_json_round_trip(case):
-    """Parameters survive MXNet's string form: same graph key after tojson/load_json."""
-    sym = case.build()
-    assert mx.sym.load_json(sym.tojson()).fingerprint == sym.fingerprint
-
-
 def test_creation_shape_inferred_backward():
     """zeros(shape=(0, 3)) takes its unknown dims from its consumer, as MXNet's RNN begin_state needs."""
     s = S.zeros(shape=(0, 3)) + V("x")
