@@ -229,6 +229,9 @@ def test_every_op_takes_every_parameter_mxnet_declares():
     assert sorted(n for n in REGISTRY if n not in declared) == []  # every op of jbind's is MXNet's
     missing = {name: sorted(set(declared[name]) - set(cls.param_names())) for name, cls in REGISTRY.items()}
     assert {k: v for k, v in missing.items() if v} == {}
+    order = {name: cls.declared_params() for name, cls in REGISTRY.items()
+             if list(cls.declared_params()) != declared[name]}
+    assert order == {}  # positional parameters fill them in MXNet's order
 
 
 def _run(sym, args, grads=(), head=None, type_dict=None):

@@ -116,3 +116,23 @@ def test_operator_namespaces_as_mxnet():
     a, b = mx.nd.ones((2, 3)), mx.nd.ones((3, 4))
     np.testing.assert_allclose(mx.nd.linalg.gemm2(a, b).asnumpy(), np.full((2, 4), 3.0))
     assert callable(mx.sym.linalg.gemm) and not hasattr(mx.nd.contrib, "gemm")
+
+
+def test_parameters_may_follow_the_inputs_positionally_as_mxnet():
+    """MXNet's generated functions take parameters after the inputs in declared order:
+    `mx.nd.clip(x, 0, 1)`, `mx.sym.reshape(s, (3, 2))`, `Convolution(x, kernel, stride, ...)`."""
+    x = mx.nd.array(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(mx.nd.clip(x, 1, 3).asnumpy(), [[1, 1, 2], [3, 3, 3]])
+    np.testing.assert_array_equal(mx.nd.sum(x, 1).asnumpy(), [3, 12])
+    assert mx.nd.reshape(x, (3, 2)).shape == (3, 2) and mx.nd.transpose(x, (1, 0)).shape == (3, 2)
+    np.testing.assert_array_equal(mx.nd.one_hot(mx.nd.array([0, 2]), 3).asnumpy(), [[1, 0, 0], [0, 0, 1]])
+    a = mx.sym.Variable("a")
+    assert mx.sym.reshape(a, (3, 2)).infer_shape(a=(2, 3))[1] == [(3, 2)]
+    conv = mx.sym.Convolution(a, None, None, (3, 3), (2, 2), (1, 1), (1, 1), 4, name="c")  # MXNet's order
+    assert conv.infer_shape(a=(1, 2, 8, 8))[1] == [(1, 4, 4, 4)]
+    with pytest.raises(mx.MXNetError, match="3 positional parameters after the inputs, but the op has 2"):
+        mx.nd.clip(x, 1, 3, 4)
+    with pytest.raises(mx.MXNetError, match="parameter 'a_min' given twice"):
+        mx.nd.clip(x, 1, a_min=0)
+    with pytest.raises(mx.MXNetError, match="an input after positional parameters"):
+        mx.sym.FullyConnected(a, 4, mx.sym.Variable("w"))

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._memo import Memo
 from ..base import MXNetError
-from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name
+from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from .ndarray import NDArray
 
 
@@ -18,6 +18,11 @@ def invoke(op_name: str, args, kwargs):
     out = kwargs.pop("out", None)
     arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
     params = {k: v for k, v in kwargs.items() if k not in arrays}
+    args, positional = split_positional(cls, args, _is_array)
+    for k, v in positional.items():
+        if k in params:
+            raise MXNetError(f"{cls.name}: parameter {k!r} given twice")
+        params[k] = v
     if cls.variadic:
         params.setdefault(cls.variadic, len(args) + len(arrays))
     op = cls.from_attrs(params)
@@ -37,6 +42,10 @@ def invoke(op_name: str, args, kwargs):
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
+
+
+def _is_array(a) -> bool:
+    return isinstance(a, (NDArray, np.ndarray, jax.Array))
 
 
 def _array(a):

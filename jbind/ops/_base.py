@@ -36,6 +36,9 @@ class Op:
     random: ClassVar[bool] = False
     # Attributes MXNet sets on the variables it creates for some inputs (BatchNorm's __init__).
     input_var_attrs: ClassVar[dict] = {}
+    # MXNet's order of the parameters where it differs from the fields' (a required
+    # parameter after optional ones): positional parameters follow it.
+    mxnet_order: ClassVar[Optional[tuple]] = None
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
@@ -88,6 +91,11 @@ class Op:
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def declared_params(cls) -> tuple[str, ...]:
+        """The parameters in MXNet's declared order (what positional parameters fill)."""
+        return cls.mxnet_order if cls.mxnet_order is not None else cls.param_names()
 
     @classmethod
     def from_attrs(cls, attrs: dict[str, Any]) -> "Op":
@@ -258,6 +266,27 @@ def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
             raise MXNetError(f"{op_name}: input {k!r} given twice")
         inputs[k] = v
     return inputs
+
+
+def split_positional(cls, args, is_input) -> tuple[list, dict]:
+    """MXNet's generated functions take parameters positionally after the inputs, in the
+    op's declared order (`mx.nd.clip(x, 0, 1)`, `mx.sym.reshape(s, (2, 3))`): the leading
+    positional values for which `is_input` holds are inputs (a None among them, in a
+    symbol, an input left to a new variable), the rest parameters."""
+    n = 0
+    while n < len(args) and is_input(args[n]):
+        n += 1
+    rest = args[n:]
+    if cls.variadic or not rest:
+        return list(args), {}
+    names = [p for p in cls.declared_params() if p != cls.variadic]
+    if len(rest) > len(names):
+        raise MXNetError(f"{cls.name}: {len(rest)} positional parameters after the inputs, but the op has "
+                         f"{len(names)} ({', '.join(names) or 'none'})")
+    bad = next((a for a in rest if is_input(a)), None)
+    if bad is not None:
+        raise MXNetError(f"{cls.name}: an input after positional parameters; give inputs first")
+    return list(args[:n]), dict(zip(names, rest))
 
 
 def get_op(name: str) -> type[Op]:

@@ -83,6 +83,8 @@ def _check_data(op, data):
 @register
 class Convolution(Op):
     """N-D convolution (1-D, 2-D, 3-D): `lax.conv_general_dilated` with MXNet's parameters."""
+    mxnet_order = ('kernel', 'stride', 'dilate', 'pad', 'num_filter', 'num_group', 'workspace', 'no_bias',
+                   'cudnn_tune', 'cudnn_off', 'layout')
     kernel: tuple[int, ...]
     num_filter: int
     stride: tuple[int, ...] = ()
@@ -165,6 +167,8 @@ class Deconvolution(Op):
     Channel-last layouts (NHWC, NDHWC) get MXNet's shapes (weight `(C, *kernel, F/groups)`)
     but refuse to run, as MXNet 1.9.1 on CPU does (only cuDNN ran them).
     """
+    mxnet_order = ('kernel', 'stride', 'dilate', 'pad', 'adj', 'target_shape', 'num_filter', 'num_group',
+                   'workspace', 'no_bias', 'cudnn_tune', 'cudnn_off', 'layout')
     kernel: tuple[int, ...]
     num_filter: int
     stride: tuple[int, ...] = ()

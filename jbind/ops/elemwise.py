@@ -140,6 +140,7 @@ for _n, _name, _al in [
 @register(aliases=("ElementWiseSum",))
 class add_n(_SameShape):
     """Sum of `num_args` arrays of one shape (inputs arg0, arg1, ...)."""
+    mxnet_order = ()
     num_args: int
     variadic = "num_args"
 

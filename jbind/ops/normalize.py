@@ -129,6 +129,7 @@ class L2Normalization(Op):
 class LRN(Op):
     """Local response normalisation across channels:
     x * (knorm + alpha / nsize * sum of x**2 over `nsize` neighbouring channels) ** -beta."""
+    mxnet_order = ('alpha', 'beta', 'knorm', 'nsize')
     nsize: int
     alpha: float = 1e-4
     beta: float = 0.75

@@ -37,6 +37,8 @@ class RNN(Op):
     a NaN cell state becomes `lstm_state_clip_min`. Not supported: `projection_size`,
     `use_sequence_length`.
     """
+    mxnet_order = ('state_size', 'num_layers', 'bidirectional', 'mode', 'p', 'state_outputs', 'projection_size',
+                   'lstm_state_clip_min', 'lstm_state_clip_max', 'lstm_state_clip_nan', 'use_sequence_length')
     state_size: int
     num_layers: int
     mode: Literal["rnn_relu", "rnn_tanh", "lstm", "gru"]

@@ -234,6 +234,7 @@ class Concat(Op):
 @register
 class stack(Op):
     """Join same-shaped inputs along a new axis."""
+    mxnet_order = ('axis', 'num_args')
     num_args: int
     axis: int = 0
     variadic = "num_args"

@@ -105,6 +105,7 @@ class Crop(Op):
 class UpSampling(Op):
     """Nearest (any number of inputs, concatenated or summed) or bilinear (a grouped
     Deconvolution with a learned `weight` of shape (C, 1, 2s - s%2, 2s - s%2))."""
+    mxnet_order = ('scale', 'num_filter', 'sample_type', 'multi_input_mode', 'num_args', 'workspace')
     scale: int
     sample_type: Literal["nearest", "bilinear"]
     num_args: int = 1

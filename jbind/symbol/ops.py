@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import attribute, name as _name
 from .._memo import Memo
 from ..base import MXNetError
-from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, to_attr_string
+from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional, to_attr_string
 from ._node import Node
 from .symbol import Symbol, Variable
 
@@ -44,10 +44,14 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
                 extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
             elif v is not None or k in known:
                 params[k] = v
+    args, positional = split_positional(cls, args, lambda a: a is None or isinstance(a, Symbol))
+    for k, v in positional.items():
+        if k in params:
+            raise MXNetError(f"{cls.name}: parameter {k!r} given twice")
+        params[k] = v
     for a in args:
-        if not isinstance(a, Symbol):
-            raise TypeError(f"{cls.name}: positional arguments must be Symbols, got {type(a).__name__}; "
-                            "pass parameters by keyword")
+        if a is not None and not isinstance(a, Symbol):  # None: an input MXNet makes a variable for
+            raise TypeError(f"{cls.name}: inputs must be Symbols, got {type(a).__name__}")
     if cls.variadic:
         if sym_kwargs:
             # MXNet accepts named inputs to variadic ops only as data/arg names; keep order given.
