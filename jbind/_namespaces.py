@@ -8,9 +8,10 @@ import types
 PREFIXES = {"contrib": "_contrib_", "linalg": "_linalg_", "random": "_random_", "image": "_image_"}
 
 
-def install(package: str, functions: dict) -> dict:
+def install(package: str, functions: dict, extra: dict | None = None) -> dict:
     """One module per prefix, `<package>.<name>`, holding the functions whose op name has
-    the prefix (without it); registered in sys.modules so `from <package> import contrib`
+    the prefix (without it), then `extra[name]`'s functions over them (MXNet's Python
+    samplers in `random`); registered in sys.modules so `from <package> import contrib`
     works too. Returns {name: module} to put in the package's namespace."""
     out = {}
     for name, prefix in PREFIXES.items():
@@ -18,5 +19,7 @@ def install(package: str, functions: dict) -> dict:
         for op_name, fn in functions.items():
             if op_name.startswith(prefix):
                 setattr(module, op_name[len(prefix):], fn)
+        for fn_name, fn in (extra or {}).get(name, {}).items():
+            setattr(module, fn_name, fn)
         sys.modules[module.__name__] = out[name] = module
     return out

@@ -305,3 +305,16 @@ def test_ctc_lengths_are_clipped_to_the_sequence_and_the_label():
     clipped = _run(S.CTCLoss(V("d"), V("l"), V("n"), use_data_lengths=True, name="c"),
                    {"d": data, "l": label, "n": np.array([9.0])})
     np.testing.assert_allclose(clipped, whole, rtol=1e-6)
+
+
+def test_sampling_draws_jax_numbers_from_mxnets_distributions():
+    """Samplers draw from jax.random (keyed by mx.random.seed): MXNet's distribution, not its
+    numbers; parameters MXNet leaves undefined are refused when the symbol is built."""
+    import pytest
+    mx.random.seed(0)
+    draws = mx.nd.random.normal(1.0, 2.0, shape=(20000,)).asnumpy()
+    assert abs(draws.mean() - 1.0) < 0.05 and abs(draws.std() - 2.0) < 0.05
+    with pytest.raises(mx.MXNetError, match="random_negative_binomial|p"):
+        mx.sym.random_negative_binomial(k=1, p=0.0, shape=(2,))
+    with pytest.raises(mx.MXNetError, match="randint"):
+        mx.sym.random_randint(low=3, high=3, shape=(2,))

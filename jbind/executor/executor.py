@@ -53,6 +53,13 @@ class Executor:
         self._last = None         # (args, aux, counter) of the last training forward
         self._outputs_ready = False
 
+    def _draws_at_inference(self) -> bool:
+        got = self.__dict__.get("_infer_draws")
+        if got is None:
+            g = graph_of(self._symbol)
+            got = self._infer_draws = any(n.op is not None and n.op.random and n.op.draws(False) for n in g.nodes)
+        return got
+
     # --- compiled functions -----------------------------------------------------------
     def _compiled(self, mode: str):
         tag = mode + cache_suffix()  # the loop-lowering switch picks another executable
@@ -108,7 +115,9 @@ class Executor:
         args = tuple(h._data for h in self.arg_arrays)
         aux = tuple(h._data for h in self.aux_arrays)
         key = _random.base_key()
-        counter = _random.next_counter() if is_train else np.uint32(0)
+        # Inference keeps counter 0 (the training stream does not depend on how often a
+        # model is evaluated) unless the graph samples at inference: then each forward draws anew.
+        counter = _random.next_counter() if is_train or self._draws_at_inference() else np.uint32(0)
         self._pending = None
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)

@@ -36,12 +36,20 @@ def invoke(op_name: str, args, kwargs):
         raise MXNetError(f"{cls.name}: expected {len(slots)} input arrays {tuple(slots)}, got {len(inputs)}")
     datas = [_array(inputs[a]) for a in slots]
     _check(op_name, op, params, slots, nargs, datas)
-    outs, _ = op.lower(datas[:nargs], datas[nargs:], False, jax.random.key(0))
+    outs, _ = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
     res = [NDArray(o) for o in outs]
     if out is not None:
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
+
+
+def _key(op):
+    """A sampling op's key: the seed's, folded with the next counter (each call draws anew)."""
+    if not op.random:
+        return jax.random.key(0)  # not read
+    from .. import random as _random
+    return jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
 
 
 def _is_array(a) -> bool:

@@ -78,6 +78,11 @@ class Op:
         known = next((t for t in list(ins) + list(outs) if t is not None), None)
         return [known] * len(ins), [known] * len(outs), [known] * len(self.aux_names)
 
+    def draws(self, is_train: bool) -> bool:
+        """Whether a forward in this mode draws random numbers (then every such forward
+        draws anew, as MXNet's global generator: Dropout draws only in training)."""
+        return self.random
+
     def specialize(self, out_shapes: list) -> "Op":
         """The op to lower once inference knows its output shapes (creation ops with
         unknown dims, `zeros(shape=(0, 200))`, take them from here)."""

@@ -169,6 +169,9 @@ class Dropout(Op):
     cudnn_off: Optional[bool] = False
     random = True
 
+    def draws(self, is_train):
+        return (is_train or self.mode == "always") and 0 < self.p < 1
+
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         if (not is_train and self.mode == "training") or self.p == 0:

@@ -1,12 +1,14 @@
 """`mx.sym`: Symbol, Variable, Group, load/load_json, and one constructor per operator."""
-from .. import _namespaces
+from .. import _namespaces, _random_api
 from .. import ops as _ops  # noqa: F401  (registers operators)
 from .json_io import load, load_json
 from .ops import constructors as _constructors
 from .symbol import Group, Symbol, Variable, var
 
-globals().update(_constructors())
-globals().update(_namespaces.install(__name__, _constructors()))  # mx.sym.contrib, .linalg, .random, .image
+_functions = _constructors()
+globals().update(_functions)
+globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet's samplers), .image
+    __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False)}))
 from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
