@@ -119,4 +119,5 @@ def op_cases(mx):
 
 
 def all_cases(mx):
-    return op_cases(mx)
+    with mx.name.NameManager():  # auto names (_plus0, _mulscalar0) as in a fresh process
+        return op_cases(mx)
