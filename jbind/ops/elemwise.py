@@ -161,12 +161,25 @@ class add_n(_SameShape):
 # --- with a scalar --------------------------------------------------------------------
 @frozen
 class _Scalar(_SameShape):
+    """The scalar is cast to the array's dtype, except that with `is_int=False` (a float
+    scalar, as MXNet 1.9's numpy front end marks it) an integer array is promoted to float64
+    first, as MXNet 1.9.1 does (float32 without JAX's x64 mode)."""
     scalar: float = 1.0
-    is_int: bool = True  # MXNet 1.9's hint for numpy type promotion; the legacy ops keep the input dtype
+    is_int: bool = True
     fn: ClassVar[Callable]
+
+    def _promotes(self, dtype) -> bool:
+        return not self.is_int and dtype is not None and not jnp.issubdtype(dtype, jnp.floating)
+
+    def infer_type(self, ins, outs):
+        if self._promotes(ins[0]):
+            return [ins[0]], [np.dtype(np.float64)], []
+        return super().infer_type(ins, outs)
 
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
+        if self._promotes(x.dtype):
+            x = x.astype(jax.dtypes.canonicalize_dtype(np.float64))
         return [self.fn(x, jnp.asarray(self.scalar).astype(x.dtype))], aux
 
 
