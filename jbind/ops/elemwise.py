@@ -246,10 +246,10 @@ for _n, _f in _UNARY.items():
     _make(_Unary, _n, _f, _UNARY_ALIASES.get(_n, ()), f"Elementwise {_n.strip('_')}.")
 
 
-def _float_only(dtype, op: str = "") -> None:
-    """Refuse integer data, as MXNet's float-only kernels do; `op` prefixes imperative errors."""
+def _float_only(dtype) -> None:
+    """Refuse integer data, as MXNet's float-only kernels do."""
     if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
-        raise ValueError(f"{op + ': ' if op else ''}data must be floating-point, got {np.dtype(dtype).name}")
+        raise ValueError(f"data must be floating-point, got {np.dtype(dtype).name}")
 
 
 @register
@@ -264,7 +264,6 @@ class hard_sigmoid(_SameShape):
 
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
-        _float_only(x.dtype, self.name)
         # alpha and beta are float32 parameters in MXNet, also for float64 data
         z = x * jnp.asarray(np.float32(self.alpha), x.dtype) + jnp.asarray(np.float32(self.beta), x.dtype)
         return [jnp.where(z <= 0, jnp.zeros_like(z), jnp.where(z >= 1, jnp.ones_like(z), z))], aux
@@ -301,7 +300,6 @@ class softmin(_SameShape):
 
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
-        _float_only(x.dtype, self.name)
         out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype  # f64: f32 without x64
         z = -x.astype(jnp.promote_types(x.dtype, out))
         if self.temperature is not None and self.temperature != 1.0:

@@ -3,8 +3,7 @@ space_to_depth, diag.
 
 Shapes follow MXNet 1.x's partial convention (see shape.py): None is an unknown shape,
 0 an unknown dimension. As elsewhere in jbind, a rule that would give a zero-size
-dimension raises instead (a diagonal `k` outside the matrix). `mx.nd` calls `lower`
-without shape inference, so each `lower` runs its shape rule first (`_checked`).
+dimension raises instead (a diagonal `k` outside the matrix).
 """
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._base import Op, frozen, register
-from .reduce import _checked
 from .shape import _axis
 
 _INT64 = jax.dtypes.canonicalize_dtype(np.int64)  # int32 without JAX's x64 mode
@@ -67,7 +65,7 @@ class slice_like(Op):
 
     def lower(self, ins, aux, is_train, key):
         x, like = ins
-        out = _checked(self, self._out, x.shape, like.shape)
+        out = self._out(x.shape, like.shape)
         return [jax.lax.slice(x, (0,) * x.ndim, out)], aux
 
 
@@ -112,7 +110,7 @@ class reshape_like(Op):
 
     def lower(self, ins, aux, is_train, key):
         x, like = ins
-        return [x.reshape(_checked(self, self._out, x.shape, like.shape))], aux
+        return [x.reshape(self._out(x.shape, like.shape))], aux
 
 
 # ---------------------------------------------------------------------- shape as data
@@ -184,7 +182,7 @@ class depth_to_space(_Blocks):
 
     def lower(self, ins, aux, is_train, key):
         x, b = ins[0], self.block_size
-        out = _checked(self, self._out, x.shape)
+        out = self._out(x.shape)
         n, c, h, w = x.shape
         y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
         return [y.reshape(out)], aux
@@ -205,7 +203,7 @@ class space_to_depth(_Blocks):
 
     def lower(self, ins, aux, is_train, key):
         x, b = ins[0], self.block_size
-        out = _checked(self, self._out, x.shape)
+        out = self._out(x.shape)
         n, c, h, w = x.shape
         y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
         return [y.reshape(out)], aux
@@ -251,7 +249,6 @@ class diag(Op):
 
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
-        _checked(self, self._out, x.shape)
         if x.ndim == 1:
             return [jnp.diag(x, self.k)], aux
         a1, a2 = self._axes(x.ndim)
