@@ -57,7 +57,7 @@ class Executor:
         got = self.__dict__.get("_infer_draws")
         if got is None:
             g = graph_of(self._symbol)
-            got = self._infer_draws = any(n.op is not None and n.op.random and n.op.draws(False) for n in g.nodes)
+            got = self._infer_draws = any(n.op is not None and n.op.draws(False) for n in g.nodes)
         return got
 
     # --- compiled functions -----------------------------------------------------------

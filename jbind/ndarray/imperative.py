@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import random as _random
 from .._memo import Memo
 from ..base import MXNetError
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
@@ -18,11 +19,7 @@ def invoke(op_name: str, args, kwargs):
     out = kwargs.pop("out", None)
     arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
     params = {k: v for k, v in kwargs.items() if k not in arrays}
-    args, positional = split_positional(cls, args, _is_array)
-    for k, v in positional.items():
-        if k in params:
-            raise MXNetError(f"{cls.name}: parameter {k!r} given twice")
-        params[k] = v
+    args = split_positional(cls, args, _is_array, params)
     if cls.variadic:
         params.setdefault(cls.variadic, len(args) + len(arrays))
     op = cls.from_attrs(params)
@@ -48,7 +45,6 @@ def _key(op):
     """A sampling op's key: the seed's, folded with the next counter (each call draws anew)."""
     if not op.random:
         return jax.random.key(0)  # not read
-    from .. import random as _random
     return jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
 
 

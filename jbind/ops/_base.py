@@ -273,25 +273,28 @@ def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
     return inputs
 
 
-def split_positional(cls, args, is_input) -> tuple[list, dict]:
+def split_positional(cls, args, is_input, params: dict) -> list:
     """MXNet's generated functions take parameters positionally after the inputs, in the
     op's declared order (`mx.nd.clip(x, 0, 1)`, `mx.sym.reshape(s, (2, 3))`): the leading
-    positional values for which `is_input` holds are inputs (a None among them, in a
-    symbol, an input left to a new variable), the rest parameters."""
+    positional values for which `is_input` holds are inputs (returned; a None among them,
+    in a symbol, an input left to a new variable), the rest go into `params`."""
     n = 0
     while n < len(args) and is_input(args[n]):
         n += 1
     rest = args[n:]
     if cls.variadic or not rest:
-        return list(args), {}
+        return list(args)
     names = [p for p in cls.declared_params() if p != cls.variadic]
     if len(rest) > len(names):
         raise MXNetError(f"{cls.name}: {len(rest)} positional parameters after the inputs, but the op has "
                          f"{len(names)} ({', '.join(names) or 'none'})")
-    bad = next((a for a in rest if is_input(a)), None)
-    if bad is not None:
+    if any(is_input(a) for a in rest):
         raise MXNetError(f"{cls.name}: an input after positional parameters; give inputs first")
-    return list(args[:n]), dict(zip(names, rest))
+    for k, v in zip(names, rest):
+        if k in params:
+            raise MXNetError(f"{cls.name}: parameter {k!r} given twice")
+        params[k] = v
+    return list(args[:n])
 
 
 def get_op(name: str) -> type[Op]:

@@ -44,11 +44,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
                 extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
             elif v is not None or k in known:
                 params[k] = v
-    args, positional = split_positional(cls, args, lambda a: a is None or isinstance(a, Symbol))
-    for k, v in positional.items():
-        if k in params:
-            raise MXNetError(f"{cls.name}: parameter {k!r} given twice")
-        params[k] = v
+    args = split_positional(cls, args, lambda a: a is None or isinstance(a, Symbol), params)
     for a in args:
         if a is not None and not isinstance(a, Symbol):  # None: an input MXNet makes a variable for
             raise TypeError(f"{cls.name}: inputs must be Symbols, got {type(a).__name__}")
