@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import numbers
 
-# name -> (its `_random_` / `_sample_` op suffix, MXNet's parameter names and defaults)
+# name (of the wrapper and of its `_random_` / `_sample_` ops) -> MXNet's parameter names and defaults
 _DISTRIBUTIONS = {
-    "uniform": ("uniform", (("low", 0), ("high", 1))),
-    "normal": ("normal", (("loc", 0), ("scale", 1))),
-    "poisson": ("poisson", (("lam", 1),)),
-    "exponential": ("exponential", (("scale", 1),)),
-    "gamma": ("gamma", (("alpha", 1), ("beta", 1))),
-    "negative_binomial": ("negative_binomial", (("k", 1), ("p", 1))),
-    "generalized_negative_binomial": ("generalized_negative_binomial", (("mu", 1), ("alpha", 1))),
-    "randint": ("randint", (("low", None), ("high", None))),
+    "uniform": (("low", 0), ("high", 1)),
+    "normal": (("loc", 0), ("scale", 1)),
+    "poisson": (("lam", 1),),
+    "exponential": (("scale", 1),),
+    "gamma": (("alpha", 1), ("beta", 1)),
+    "negative_binomial": (("k", 1), ("p", 1)),
+    "generalized_negative_binomial": (("mu", 1), ("alpha", 1)),
+    "randint": (("low", None), ("high", None)),
 }
 
 
@@ -26,7 +26,7 @@ def wrappers(ops: dict, tensor, imperative: bool) -> dict:
     kind = tensor.__name__
 
     def draw(name, values, shape, dtype, kwargs):
-        suffix, spec = _DISTRIBUTIONS[name]
+        spec = _DISTRIBUTIONS[name]
         values = list(values)
         if name == "exponential":  # MXNet's exponential takes a scale; the ops take the rate
             values = [1.0 / values[0]]
@@ -37,7 +37,7 @@ def wrappers(ops: dict, tensor, imperative: bool) -> dict:
                 raise ValueError(f"random.{name}: the distribution parameters must all be {kind}s"
                                  + (" (randint takes numbers only)" if name == "randint" else "")
                                  + f", got {[type(v).__name__ for v in values]}")
-            return ops["_sample_" + suffix](*values, **extra, **kwargs)
+            return ops["_sample_" + name](*values, **extra, **kwargs)
         if not all(isinstance(v, numbers.Number) for v in values):
             raise ValueError(f"random.{name}: distribution parameters must be either {kind} or numbers, "
                              f"but got {[type(v).__name__ for v in values]}")
@@ -45,10 +45,10 @@ def wrappers(ops: dict, tensor, imperative: bool) -> dict:
             extra["shape"] = (1,)
         if "ctx" in kwargs:
             kwargs = {**kwargs, "ctx": str(kwargs["ctx"]) if kwargs["ctx"] is not None else ""}
-        return ops["_random_" + suffix](**dict(zip(names, values)), **extra, **kwargs)
+        return ops["_random_" + name](**dict(zip(names, values)), **extra, **kwargs)
 
     def make(name):
-        spec = _DISTRIBUTIONS[name][1]
+        spec = _DISTRIBUTIONS[name]
 
         def f(*args, shape=None, dtype=None, **kwargs):
             if len(args) > len(spec):
