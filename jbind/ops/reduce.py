@@ -281,8 +281,31 @@ class batch_dot(Op):
 
 
 # --- creation: no inputs ----------------------------------------------------------------------
+class ShapedBy(Op):
+    """An op without inputs whose output has the shape of its `shape` parameter (creation
+    ops, samplers): () and dims of 0 are unknown (MXNet 1.x's convention), taken from the
+    consumers by inference."""
+
+    def arguments(self):
+        return ()
+
+    def infer_shape(self, ins, outs):
+        return [], [_merge(["shape", "output"], [tuple(self.shape) or None, outs[0]])], []
+
+    def specialize(self, out_shapes):
+        s = out_shapes[0]
+        return dataclasses.replace(self, shape=tuple(s)) if s is not None and tuple(s) != self.shape else self
+
+    def _full_shape(self):
+        s = tuple(self.shape)
+        if not s or not all(s):
+            raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; give the complete "
+                             f"shape (or use the op in a graph whose other inputs determine it)")
+        return s
+
+
 @frozen
-class _Init(Op):
+class _Init(ShapedBy):
     shape: tuple[int, ...] = ()
     ctx: str = ""
     dtype: DType = "float32"
@@ -290,28 +313,8 @@ class _Init(Op):
     def __post_init__(self):
         object.__setattr__(self, "dtype", _dtype_name(self.dtype))
 
-    def arguments(self):
-        return ()
-
-    def _shape(self):
-        return tuple(self.shape) or None  # () is MXNet 1.x's "unknown"; 0 dims are unknown too
-
-    def infer_shape(self, ins, outs):
-        return [], [_merge(["shape", "output"], [self._shape(), outs[0]])], []
-
     def infer_type(self, ins, outs):
         return [], [np_dtype(self.dtype)], []
-
-    def _full_shape(self):
-        s = self._shape()
-        if s is None or not all(s):
-            raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; jbind needs the "
-                             f"complete shape to build the array")
-        return s
-
-    def specialize(self, out_shapes):
-        s = out_shapes[0]
-        return dataclasses.replace(self, shape=tuple(s)) if s is not None and tuple(s) != self.shape else self
 
     def lower(self, ins, aux, is_train, key):
         return [jnp.full(self._full_shape(), self._fill(), np_dtype(self.dtype))], aux

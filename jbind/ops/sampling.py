@@ -18,9 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..base import ShapeError, fmt_shape, np_dtype
+from ..base import fmt_shape, np_dtype
 from ._base import Op, frozen, register
 from .elemwise import DType, _dtype_name, _merge
+from .reduce import ShapedBy
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -70,7 +71,7 @@ def _generalized_negative_binomial(key, shape, mu, alpha):
 
 # --- no inputs: _random_* --------------------------------------------------------------------
 @frozen
-class _Random(Op):
+class _Random(ShapedBy):
     """A sampler without inputs. Subclasses declare MXNet's fields (the distribution's
     parameters, then shape, ctx, dtype) and `draw`. `shape` dims of 0 are inferred from the
     consumers; dtype None is float32 (int32 for randint) unless the consumers fix it."""
@@ -90,12 +91,6 @@ class _Random(Op):
     def _params(self) -> tuple:
         return tuple(getattr(self, f.name) for f in dataclasses.fields(self))[:-3]
 
-    def arguments(self):
-        return ()
-
-    def infer_shape(self, ins, outs):
-        return [], [_merge(["shape", "output"], [tuple(self.shape) or None, outs[0]])], []
-
     def infer_type(self, ins, outs):
         out = outs[0]
         if out is None:
@@ -106,16 +101,8 @@ class _Random(Op):
             raise ValueError(f"the output must be one of {', '.join(self.dtypes)}, got {np.dtype(out).name}")
         return [], [out], []
 
-    def specialize(self, out_shapes):
-        s = out_shapes[0]
-        return dataclasses.replace(self, shape=tuple(s)) if s is not None and tuple(s) != self.shape else self
-
     def lower(self, ins, aux, is_train, key):
-        shape = tuple(self.shape)
-        if not shape or not all(shape):
-            raise ShapeError(f"{self.name}: shape {fmt_shape(shape)} has unknown dims; give the complete "
-                             f"shape (or use the op in a graph whose other inputs determine it)")
-        return [self._draw(key, shape, _out_dtype(self.dtype or self.default_dtype))], aux
+        return [self._draw(key, self._full_shape(), _out_dtype(self.dtype or self.default_dtype))], aux
 
     def _draw(self, key, shape, dtype):
         return type(self).draw(key, shape, *[jnp.float32(p) for p in self._params()]).astype(dtype)
