@@ -1,0 +1,115 @@
+"""Joining and splitting: Concat, stack, SliceChannel (shape conventions: shape.py)."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ._base import Op, register
+from .shape import _axis, _unify
+
+
+@register(aliases=("concat",))
+class Concat(Op):
+    """Join inputs along `dim`; the other dims must agree."""
+    num_args: int
+    dim: int = 1
+    variadic = "num_args"
+
+    def arguments(self):
+        return tuple(f"arg{i}" for i in range(self.num_args))
+
+    def infer_shape(self, ins, outs):
+        known = [s for s in list(ins) + list(outs) if s is not None]
+        if not known:
+            return list(ins), [None], []
+        ndim = len(known[0])
+        if ndim == 0:
+            raise ValueError("cannot concatenate 0-dim inputs")
+        shown = ", ".join("None" if s is None else str(tuple(s)) for s in ins)
+        if any(len(s) != ndim for s in known):
+            raise ValueError(f"inputs must have the same number of dims; got {shown}")
+        ax = _axis(self.dim, ndim, "dim")
+        base = tuple(0 if k == ax else d for k, d in enumerate(known[0]))
+        for s in known:
+            try:
+                base = _unify(base, tuple(0 if k == ax else d for k, d in enumerate(s)), "")
+            except ValueError:
+                out = "" if outs[0] is None else f", output {tuple(outs[0])}"
+                raise ValueError(f"dim={self.dim}: inputs must agree on every dim but {ax}; "
+                                 f"got {shown}{out}") from None
+        new_ins = [base[:ax] + ((s[ax] if s is not None else 0),) + base[ax + 1:] for s in ins]
+        sizes = [s[ax] for s in new_ins]
+        total = sum(sizes) if all(sizes) else (outs[0][ax] if outs[0] is not None else 0)
+        return new_ins, [base[:ax] + (total,) + base[ax + 1:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.concatenate(ins, axis=self.dim)], aux
+
+
+@register
+class stack(Op):
+    """Join same-shaped inputs along a new axis."""
+    mxnet_order = ('axis', 'num_args')
+    num_args: int
+    axis: int = 0
+    variadic = "num_args"
+
+    def arguments(self):
+        return tuple(f"arg{i}" for i in range(self.num_args))
+
+    def infer_shape(self, ins, outs):
+        one = None
+        for s in ins:
+            one = _unify(one, s, "stack inputs")
+        out = outs[0]
+        if out is not None:
+            ax = _axis(self.axis, len(out), "axis")
+            one = _unify(one, out[:ax] + out[ax + 1:], "stack output")
+        if one is None:
+            return list(ins), [None], []
+        ax = _axis(self.axis, len(one) + 1, "axis")
+        return [one] * len(ins), [one[:ax] + (self.num_args,) + one[ax:]], []
+
+    def lower(self, ins, aux, is_train, key):
+        return [jnp.stack(ins, axis=self.axis)], aux
+
+
+@register(aliases=("split",))
+class SliceChannel(Op):
+    """Split `axis` into `num_outputs` equal parts (each squeezed if `squeeze_axis`)."""
+    num_outputs: int
+    axis: int = 1
+    squeeze_axis: bool = False
+
+    def __post_init__(self):
+        if self.num_outputs < 1:
+            raise ValueError(f"num_outputs must be positive, got {self.num_outputs}")
+
+    def outputs(self):
+        return tuple(f"output{i}" for i in range(self.num_outputs))
+
+    def infer_shape(self, ins, outs):
+        data, n = ins[0], self.num_outputs
+        if data is None:  # as MXNet: the input's ndim is needed
+            return [None], list(outs), []
+        ax = _axis(self.axis, len(data), "axis")
+        piece = None
+        for o in outs:
+            piece = _unify(piece, o, "SliceChannel outputs")
+        if piece is not None:  # back-calculate the input from the outputs
+            split = n if self.squeeze_axis else piece[ax] * n
+            back = piece[:ax] + (split,) + piece[ax + (0 if self.squeeze_axis else 1):]
+            data = _unify(data, back, "SliceChannel input and outputs")
+        d = data[ax]
+        if d and d % n:
+            raise ValueError(f"num_outputs={n} does not evenly divide axis {ax} of input {tuple(data)}")
+        if self.squeeze_axis and d and d != n:
+            raise ValueError(f"squeeze_axis=True needs axis {ax} of input {tuple(data)} to be "
+                             f"num_outputs={n}")
+        rest = () if self.squeeze_axis else (d // n,)
+        return [data], [data[:ax] + rest + data[ax + 1:]] * n, []
+
+    def lower(self, ins, aux, is_train, key):
+        parts = jnp.split(ins[0], self.num_outputs, axis=self.axis)
+        if self.squeeze_axis:
+            parts = [jnp.squeeze(p, axis=self.axis) for p in parts]
+        return list(parts), aux
