@@ -1,4 +1,4 @@
-"""Shape, indexing and sequence ops (jbind/ops/shape.py, indexing.py, sequence.py).
+"""Shape, indexing and sequence ops (jbind/ops/shape.py, join.py, indexing.py, sequence.py).
 
 Behaviours marked "MXNet 1.9.1" were checked against real MXNet.
 """
