@@ -103,6 +103,20 @@ def num_gpus() -> int:
         return 0
 
 
+def parse(ctx) -> Context | None:
+    """A Context from a Context or an op's `ctx` string ("cpu(1)", "gpu(0)"); None for ""."""
+    if ctx is None or isinstance(ctx, Context):
+        return ctx
+    text = str(ctx).strip()
+    if not text:
+        return None
+    kind, _, rest = text.partition("(")
+    try:
+        return Context(kind, int(rest.rstrip(")") or 0))
+    except ValueError:
+        raise MXNetError(f"ctx {ctx!r} is not a context such as 'cpu(0)' or 'gpu(1)'") from None
+
+
 def current_context() -> Context:
     ctx = getattr(_local, "ctx", None)
     return ctx if ctx is not None else Context("cpu", 0)
