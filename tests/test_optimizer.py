@@ -163,6 +163,16 @@ def test_updater_states_roundtrip():
     pickle.loads(pickle.dumps(opt))  # the compiled step is not pickled
 
 
+def test_states_of_another_optimizer_are_an_error_naming_both_layouts():
+    u = mx.optimizer.get_updater(mx.optimizer.SGD(momentum=0.9))
+    u(0, mx.nd.array([0.5, 0.5]), mx.nd.array([1.0, -1.0]))
+    for other in (mx.optimizer.SGD(), mx.optimizer.Adam()):
+        u2 = mx.optimizer.get_updater(other)
+        u2.set_states(u.get_states())
+        with pytest.raises(mx.base.MXNetError, match=r"keeps \d state array.*holds 1 \[\(2,\)\].*momentum"):
+            u2(0, mx.nd.array([0.5, 0.5]), mx.nd.array([1.0, -1.0]))
+
+
 def test_float16_weights_warn_and_keep_dtype():
     opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
     u = mx.optimizer.get_updater(opt)

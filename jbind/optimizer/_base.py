@@ -27,6 +27,7 @@ import jax
 import numpy as np
 from ._lazy import optax
 
+from ..base import MXNetError
 from ..ndarray import NDArray
 from . import _states
 
@@ -227,8 +228,15 @@ class Optimizer:
         parameter's 1-based update count) may be Python numbers or traced scalars.
         """
         tx = self._tx(lr, wd, t)
-        treedef = jax.tree.structure(jax.eval_shape(tx.init, weight))
+        want = jax.eval_shape(tx.init, weight)
+        treedef = jax.tree.structure(want)
         leaves = self._from_mx(state)
+        if len(leaves) != treedef.num_leaves:
+            raise MXNetError(
+                f"{type(self).__name__} keeps {treedef.num_leaves} state array(s) "
+                f"{[tuple(x.shape) for x in jax.tree.leaves(want)]} per parameter, but the state of "
+                f"a {tuple(weight.shape)} parameter holds {len(leaves)} {[tuple(x.shape) for x in leaves]}: "
+                "were the optimizer states saved by another optimizer or with other settings (momentum)?")
         updates, new = tx.update(grad, jax.tree.unflatten(treedef, leaves), weight)
         new_weight = self._finish(optax.apply_updates(weight, updates))
         new_leaves = [n.astype(o.dtype) for n, o in zip(jax.tree.leaves(new), leaves)]
