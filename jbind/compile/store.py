@@ -121,7 +121,7 @@ def _environment() -> str:
             if name.endswith(".py"):
                 with open(os.path.join(folder, name), "rb") as f:
                     h.update(name.encode() + b"\0" + f.read())
-    devices = ",".join(f"{d.platform}:{d.device_kind}" for d in jax.devices())
+    devices = ",".join(f"{d.platform}:{d.device_kind}" for d in _local_devices())
     return "|".join([h.hexdigest(), jax.__version__, jaxlib.__version__, os.environ.get("XLA_FLAGS", ""),
                      str(jax.config.jax_enable_x64), devices])
 
@@ -134,8 +134,14 @@ def _file(folder: str, key) -> str:
     return os.path.join(folder, f"jbind-exe-{_digest(key)[:40]}")
 
 
+def _local_devices() -> list:
+    """Every device an executable may name: the default backend's and the CPU's (on a GPU
+    machine the default backend is the GPU, and `mx.cpu()` still names CPU devices)."""
+    return [d for b in dict.fromkeys([jax.default_backend(), "cpu"]) for d in jax.local_devices(backend=b)]
+
+
 def _devices_of(key):
-    by_name = {str(d): d for d in jax.devices()}
+    by_name = {str(d): d for d in _local_devices()}
     try:
         return [by_name[name] for name in key.devices]
     except KeyError:
