@@ -15,6 +15,10 @@ from hypothesis import settings
 
 import jbind as mx
 
+# The context the check_op samples and the golden tests bind on: cpu(0), or gpu(0) under
+# JBIND_TEST_DEVICE=gpu (benchmarks/gpu_check.sh runs them so on a GPU machine).
+CTX = mx.Context(os.environ.get("JBIND_TEST_DEVICE", "cpu"), 0)
+
 
 @dataclasses.dataclass
 class Case:
@@ -71,7 +75,7 @@ def check_op(case: Case, seed: int = 0):
     assert arg_s is not None, f"{case.id}: shapes {case.shapes} do not determine the graph"
     vals = draw(dict(zip(args, arg_s)), case.inputs, rng)
     req = {n: ("null" if n in case.no_grad or not case.grad else "write") for n in args}
-    exe = sym.simple_bind(mx.cpu(), grad_req=req, type_dict=case.type_dict, **case.shapes)
+    exe = sym.simple_bind(CTX, grad_req=req, type_dict=case.type_dict, **case.shapes)
     for n, v in vals.items():
         exe.arg_dict[n][:] = v
     ref_in = {n: v.astype(np.float64) for n, v in vals.items()}

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import jbind as mx
+from helpers import CTX
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 OPS_DIR = GOLDEN / "ops"
@@ -106,7 +107,7 @@ def test_op_golden(name, source):
         assert loaded.list_arguments() == arg_names
 
     req = _full_grad_req(case, arg_names)
-    exe = sym.simple_bind(mx.cpu(), grad_req=req, **case["shapes"])
+    exe = sym.simple_bind(CTX, grad_req=req, **case["shapes"])
     for a in arg_names:
         exe.arg_dict[a][:] = g["arg:" + a]
     for a in aux_names:

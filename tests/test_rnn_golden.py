@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import jbind as mx
+from helpers import CTX
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 sys.path.insert(0, GOLDEN)
@@ -83,7 +84,7 @@ RNN_OP = np.load(os.path.join(GOLDEN, "rnn", "rnn_op.npz"))
 def test_rnn_op_matches_mxnet_forward_and_backward(mode, layers, bidir):
     key = "%s_%d_%s" % (mode, layers, "bi" if bidir else "uni")
     sym = rc.rnn_op_symbol(mx, mode, layers, bidir)
-    exe = sym.simple_bind(mx.cpu(), data=(rc.RNN_T, rc.RNN_N, rc.RNN_I))
+    exe = sym.simple_bind(CTX, data=(rc.RNN_T, rc.RNN_N, rc.RNN_I))
     for n in sym.list_arguments():
         exe.arg_dict[n][:] = RNN_OP[f"{key}/arg:{n}"]
     outs = exe.forward(is_train=True)

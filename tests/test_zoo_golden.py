@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jbind as mx
+from helpers import CTX
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 RTOL, ATOL = 1e-4, 1e-5
@@ -73,7 +74,7 @@ def test_zoo_golden(name):
     shapes = {k[len("shape:"):]: tuple(int(d) for d in v) for k, v in g.items() if k.startswith("shape:")}
     is_train = bool(g["is_train"])
     req = {a: "write" if "grad:" + a in g else "null" for a in args}
-    exe = sym.simple_bind(mx.cpu(), grad_req=req if is_train else "null", **shapes)
+    exe = sym.simple_bind(CTX, grad_req=req if is_train else "null", **shapes)
     for a in args:
         exe.arg_dict[a][:] = g["arg:" + a]
     for a in auxs:

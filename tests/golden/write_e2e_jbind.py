@@ -48,7 +48,7 @@ def batch(g: dict, kind: str):
 def load_module(prefix: str, g: dict, for_training: bool, epoch: int = ec.EPOCH, **kw):
     """`Module.load(prefix, epoch)` bound to the model's shapes."""
     mod = mx.mod.Module.load(prefix, epoch, data_names=("data",), label_names=("softmax_label",),
-                             context=mx.cpu(), **kw)
+                             context=mx.Context(os.environ.get("JBIND_TEST_DEVICE", "cpu")), **kw)
     mod.bind(data_shapes=[("data", tuple(int(d) for d in g["data_shape"]))],
              label_shapes=[("softmax_label", tuple(int(d) for d in g["label_shape"]))],
              for_training=for_training)
