@@ -31,16 +31,16 @@ PY
 
 GOLDEN="tests/test_ops_*.py tests/test_rnn_fused.py tests/test_golden.py tests/test_zoo_golden.py tests/test_rnn_golden.py tests/test_e2e_mxnet.py"
 step "check_op samples and golden tests on gpu(0)"
-JBIND_TEST_DEVICE=gpu JAX_PLATFORMS=cuda,cpu timeout 200 $PY -m pytest -q -n 8 -o cache_dir=/tmp/pc \
+JBIND_TEST_DEVICE=gpu JAX_PLATFORMS=cuda,cpu timeout 200 $PY -m pytest -q -n 8 -o cache_dir=/tmp/pc -p no:benchmark \
   -W ignore::DeprecationWarning $GOLDEN >"$OUT/gpu_golden.log" 2>&1
 echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/gpu_golden.log" | tail -60
 step "the failures again, with JAX_DEFAULT_MATMUL_PRECISION=float32"
 JBIND_TEST_DEVICE=gpu JAX_PLATFORMS=cuda,cpu JAX_DEFAULT_MATMUL_PRECISION=float32 timeout 120 $PY -m pytest -q -n 8 \
-  -o cache_dir=/tmp/pc --lf -W ignore::DeprecationWarning $GOLDEN >"$OUT/gpu_golden_f32.log" 2>&1
+  -o cache_dir=/tmp/pc -p no:benchmark --lf -W ignore::DeprecationWarning $GOLDEN >"$OUT/gpu_golden_f32.log" 2>&1
 echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/gpu_golden_f32.log" | tail -40
 
 step "the whole suite, the GPU as JAX's default backend"
-JAX_PLATFORMS=cuda,cpu timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider tests >"$OUT/suite_gpu_default.log" 2>&1
+JAX_PLATFORMS=cuda,cpu timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:benchmark tests >"$OUT/suite_gpu_default.log" 2>&1
 echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/suite_gpu_default.log" | tail -40
 
 step "bucketing example on gpu(0), seed 2, 200 batches"

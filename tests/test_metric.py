@@ -98,7 +98,9 @@ def test_perplexity_picks_on_the_device_for_accelerator_arrays(monkeypatch):
     back); the result equals numpy's in-place read."""
     from jbind.metric import _classification
     rng = np.random.default_rng(0)
-    pred = mx.nd.array(rng.uniform(0.01, 1, (12, 7)).astype(np.float32))
+    # the prediction on another device than the label (cpu(1) for the GPU), as in a GPU
+    # module whose labels come from the iterator in host memory
+    pred = mx.nd.array(rng.uniform(0.01, 1, (12, 7)).astype(np.float32), ctx=mx.cpu(1))
     label = mx.nd.array(rng.integers(0, 7, 12).astype(np.float32))
     on_host = mx.metric.Perplexity(ignore_label=3)
     on_host.update([label], [pred])

@@ -200,10 +200,11 @@ class Perplexity(EvalMetric):
             raise ValueError(f"{len(labels)} labels but {len(preds)} predictions")
         loss, num = 0.0, 0
         for label, pred in zip(labels, preds):
-            if isinstance(pred, NDArray) and not on_host(pred):
+            if isinstance(pred, NDArray) and not on_host(pred) and len(pred._data.devices()) == 1:
                 # Pick on the device: only one probability per label comes back, not the
                 # whole (batch x vocabulary) matrix. (In host memory numpy reads it in place.)
                 lab = label._data if isinstance(label, NDArray) else numpy.asarray(label)
+                lab = jax.device_put(lab, next(iter(pred._data.devices())))  # labels are in host memory
                 if lab.size != pred.size / pred.shape[self.axis]:
                     raise ValueError(f"shape mismatch: {lab.shape} vs. {pred.shape}")
                 ign = numpy.float32(0 if self.ignore_label is None else self.ignore_label)
