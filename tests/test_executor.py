@@ -1,3 +1,4 @@
+import jax
 import numpy as np
 import pytest
 
@@ -154,3 +155,28 @@ def test_context_errors():
     exe = mlp().simple_bind(mx.cpu(1), data=(2, 3))
     exe.forward()
     assert exe.outputs[0].context == mx.cpu(1)
+
+
+def test_float32_products_are_traced_at_full_precision_unless_the_user_chose_one():
+    """MXNet's float32 FullyConnected / Convolution are full float32; JAX's default lets a
+    GPU use TF32. jbind traces with 'float32' unless jax_default_matmul_precision is set,
+    and a set precision is part of the compile-cache key."""
+    from jbind.symbol import rolled
+    from jbind.symbol.graph import graph_of
+    from jbind.symbol.lower import make_forward
+    fc = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=4, name="fc")
+    net = mx.sym.Convolution(mx.sym.Reshape(fc, shape=(1, 1, 2, 2)), kernel=(1, 1), num_filter=1, no_bias=True,
+                             name="c")
+    arg_shapes, _, _ = net.infer_shape(x=(1, 3))
+    args = tuple(np.ones(s, np.float32) for s in arg_shapes)
+    forward = make_forward(graph_of(net))
+
+    def precisions():
+        jaxpr = jax.make_jaxpr(lambda a: forward(a, (), jax.random.key(0), False))(args)
+        return [str(e.params["precision"]) for e in jaxpr.eqns if "precision" in e.params]
+
+    assert precisions() == ["(Precision.HIGHEST, Precision.HIGHEST)"] * 2
+    assert rolled.cache_suffix() == ""
+    with jax.default_matmul_precision("tensorfloat32"):
+        assert precisions() == ["(Precision.HIGH, Precision.HIGH)"] * 2
+        assert rolled.cache_suffix().endswith("+matmul:tensorfloat32")

@@ -10,6 +10,7 @@ from .._memo import Memo
 from ..base import MXNetError
 from ..context import current_context, parse
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
+from ..symbol.lower import matmul_precision
 from .ndarray import NDArray
 
 
@@ -34,11 +35,12 @@ def invoke(op_name: str, args, kwargs):
         raise MXNetError(f"{cls.name}: expected {len(slots)} input arrays {tuple(slots)}, got {len(inputs)}")
     datas = [_array(inputs[a]) for a in slots]
     _check(op_name, op, params, slots, nargs, datas)
-    if datas:
-        outs, _ = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
-    else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-        with jax.default_device((parse(params.get("ctx")) or current_context()).jax_device):
-            outs, _ = op.lower([], [], False, _key(op))
+    with jax.default_matmul_precision(matmul_precision()):
+        if datas:
+            outs, _ = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
+        else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
+            with jax.default_device((parse(params.get("ctx")) or current_context()).jax_device):
+                outs, _ = op.lower([], [], False, _key(op))
     res = [NDArray(o) for o in outs]
     if out is not None:
         out[:] = res[0]

@@ -19,7 +19,6 @@ from ._base import Op, register
 _FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _LAST = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
 _ConvLayout = Optional[Literal["NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"]]
-_HIGHEST = lax.Precision.HIGHEST
 
 
 def _check_geometry(op, names=("stride", "dilate", "pad")):
@@ -143,7 +142,7 @@ class Convolution(Op):
         stride, dilate, pad = self._geometry()
         y = lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], rhs_dilation=dilate,
                                      dimension_numbers=(lay, _weight_layout(lay), lay),
-                                     feature_group_count=self.num_group, precision=_HIGHEST)
+                                     feature_group_count=self.num_group)
         return [y + _channel_bcast(b[0], lay, y.ndim) if b else y], aux
 
 
@@ -157,7 +156,7 @@ def deconv(x, w, stride, dilate, pads, groups, layout):
     full = [(d * (kk - 1) - lo, d * (kk - 1) - hi) for kk, d, (lo, hi) in zip(k, dilate, pads)]
     return lax.conv_general_dilated(x, w, (1,) * nsp, full, lhs_dilation=stride, rhs_dilation=dilate,
                                     dimension_numbers=(layout, "OI" + layout[2:], layout),
-                                    feature_group_count=groups, precision=_HIGHEST)
+                                    feature_group_count=groups)
 
 
 @register

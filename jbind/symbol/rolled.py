@@ -24,6 +24,7 @@ import heapq
 import os
 import re
 
+import jax
 import numpy as np
 
 from . import _heads
@@ -56,8 +57,10 @@ def loop_lowering(on: bool):
 
 def cache_suffix() -> str:
     """The compile-cache mode suffix: the lowerings differ (loops rolled or not, loss heads
-    fused or not), so do their executables."""
-    return ("" if _state["on"] else "+unrolled") + _heads.cache_suffix()
+    fused or not, the matmul precision), so do their executables."""
+    precision = jax.config.jax_default_matmul_precision
+    return ("" if _state["on"] else "+unrolled") + _heads.cache_suffix() + \
+        (f"+matmul:{precision}" if precision not in (None, "float32", "highest") else "")
 
 
 # ----------------------------------------------------------------------------- planning
