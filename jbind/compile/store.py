@@ -47,7 +47,7 @@ def build(key, make):
 
     Only executables this process compiled are stored: one that JAX itself loaded from
     its own cache serializes without its kernels' object code (XLA:CPU), so it is
-    left to JAX's cache.
+    left to JAX's cache. Nor is one whose lowering called `unstorable()`.
     """
     if not _enabled[0] or jax.process_count() > 1:  # programs spanning workers: JAX's cache
         return make()
@@ -60,13 +60,20 @@ def build(key, make):
         _forget_jax_entries(folder, _local.tag)
     _listen()
     _local.jax_cache_hit = False
+    _local.storable = True
     try:
         compiled = make()
     finally:
         _local.tag = None
-    if not _local.jax_cache_hit:
+    if not _local.jax_cache_hit and _local.storable:
         save(key, compiled)
     return compiled
+
+
+def unstorable() -> None:
+    """Keep the program `build` is making on this thread out of the folder: an op's lowering
+    calls this when the executable holds what a file cannot (callbacks into Python)."""
+    _local.storable = False
 
 
 def program_name(base: str) -> str:
