@@ -18,6 +18,10 @@ try:
 
     from . import base, compile, name, ops, random  # noqa: F401
     from . import ndarray, symbol
+    from . import operator
+    from .ops import custom as _custom
+    # Custom's aux states depend on its op_type, which the generated constructors cannot see.
+    symbol.Custom, ndarray.Custom = _custom.symbol_function, _custom.ndarray_function
     from . import io, rnn  # noqa: F401
     from . import model
     from . import export  # noqa: F401
@@ -44,4 +48,4 @@ _gc.freeze()
 
 __version__ = "0.1.0"
 __all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",
-           "current_context", "gpu", "name", "nd", "ndarray", "num_gpus", "random", "sym", "symbol"]
+           "current_context", "gpu", "name", "nd", "ndarray", "num_gpus", "operator", "random", "sym", "symbol"]

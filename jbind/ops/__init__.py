@@ -4,7 +4,7 @@ from ._base import ALIASES, REGISTRY, Op, get_op, register
 from . import nn, loss  # noqa: F401  (registration)
 
 for _m in ("elemwise", "broadcast", "reduce", "shape", "join", "indexing", "norm", "sequence", "rnn_op", "conv",
-           "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "ctc", "sampling"):
+           "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "ctc", "sampling", "custom"):
     try:
         __import__(f"{__name__}.{_m}")
     except ModuleNotFoundError as _e:
