@@ -318,3 +318,51 @@ def test_sampling_draws_jax_numbers_from_mxnets_distributions():
         mx.sym.random_negative_binomial(k=1, p=0.0, shape=(2,))
     with pytest.raises(mx.MXNetError, match="randint"):
         mx.sym.random_randint(low=3, high=3, shape=(2,))
+
+
+def _custom_probe(op_type, calls):
+    """Register `op_type`: forward adds 1 and counts itself in an aux state; calls are logged."""
+    class Op(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            calls.append("forward")
+            aux[0][:] = aux[0] + 1
+            self.assign(out_data[0], req[0], in_data[0] + 1)
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            calls.append("backward")
+            self.assign(in_grad[0], req[0], out_grad[0])
+
+    @mx.operator.register(op_type)
+    class Prop(mx.operator.CustomOpProp):
+        def list_auxiliary_states(self):
+            return ["count"]
+
+        def infer_shape(self, in_shape):
+            return in_shape, [in_shape[0]], [[1]]
+
+        def create_operator(self, ctx, shapes, dtypes):
+            calls.append(str(ctx))
+            return Op()
+
+
+def test_custom_ops_run_on_the_host_and_forward_again_at_backward():
+    """A Custom op's create_operator gets cpu(0) when a graph compiles; backward() with head gradients
+    runs the forward again; its aux writes change at backward(), not at an inference forward."""
+    calls = []
+    _custom_probe("diff_probe", calls)
+    exe = mx.sym.Custom(mx.sym.Variable("x"), op_type="diff_probe", name="p").simple_bind(mx.cpu(1), x=(2,))
+    count = exe.aux_dict["p_count"]
+    exe.forward(is_train=False)[0].asnumpy()
+    exe.forward(is_train=True)[0].asnumpy()
+    assert count.asnumpy().tolist() == [0.0]  # MXNet: [2.0]
+    exe.backward([mx.nd.ones((2,))])
+    assert count.asnumpy().tolist() == [1.0]
+    assert calls == ["cpu(0)", "forward"] * 3 + ["backward"]  # MXNet: cpu(1), forward, forward, backward
+
+
+def test_attribute_scopes_do_not_reach_a_custom_op_prop():
+    """mx.AttrScope attributes are not keywords of a Custom op's Prop (MXNet passes them, and crashes)."""
+    _custom_probe("diff_scoped", [])
+    with mx.AttrScope(ctx_group="dev1", mood="calm"):
+        net = mx.sym.Custom(mx.sym.Variable("x"), op_type="diff_scoped", name="s")
+    assert mx.sym.load_json(net.tojson()).infer_shape(x=(3,))[1] == [(3,)]
