@@ -357,3 +357,27 @@ def test_errors_in_the_users_forward_name_the_op():
     exe = mx.sym.Custom(V("x"), op_type="test_bad", mode="forward", name="b").simple_bind(mx.cpu(), x=(2, 3))
     raises_naming(lambda: exe.forward()[0].asnumpy(), "test_bad", "ZeroDivisionError", "user bug",
                   cls=RuntimeError)
+
+
+def test_assign_follows_req():
+    op, dst = mx.operator.CustomOp(), mx.nd.ones((2,))
+    op.assign(dst, "null", mx.nd.array([5, 5]))
+    op.assign(dst, "add", mx.nd.array([1, 2]))
+    assert dst.asnumpy().tolist() == [2.0, 3.0]
+    for req in ("write", "inplace"):
+        op.assign(dst, req, mx.nd.array([7, 8]))
+        assert dst.asnumpy().tolist() == [7.0, 8.0]
+    raises_naming(lambda: op.assign(dst, "overwrite", dst), "overwrite", "req")
+
+
+class _NoOperatorProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        raise RuntimeError("no operator today")
+
+
+mx.operator.register("test_no_operator")(_NoOperatorProp)
+
+
+def test_create_operator_failing_is_an_error_naming_the_op_and_node():
+    exe = mx.sym.Custom(V("x"), op_type="test_no_operator", name="nobody").simple_bind(mx.cpu(), x=(2,))
+    raises_naming(lambda: exe.forward(), "test_no_operator", "nobody", "create_operator", "no operator today")

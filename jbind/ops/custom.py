@@ -167,7 +167,8 @@ class Custom(Op):
         bad = [f"{n}: {s}, {t}" for n, s, t in zip(info.outs, out_s, out_t)
                if s is None or 0 in s or t is None]
         if bad:
-            raise ValueError(f"{self._who()}: for inputs of shapes {in_s} the rules leave outputs unknown ({'; '.join(bad)})")
+            raise ValueError(f"{self._who()}: for inputs of shapes {in_s} the rules leave outputs unknown "
+                             f"({'; '.join(bad)})")
         store.unstorable()  # the executable will call back into Python: it cannot go to a file
         in_specs = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in ins]
         aux_specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in aux]
@@ -229,8 +230,9 @@ def _host_call(operator, who, is_train, in_specs, out_specs, aux_specs, ins, aux
             out_data = [_zeros(s) for s in out_specs]
             _run_user(who, "forward", operator.forward, is_train=is_train, req=["write"] * nout,
                       in_data=in_data, out_data=out_data, aux=aux_data)
-            return tuple(_result(who, "forward", f"output {i}", h, s) for i, (h, s) in enumerate(zip(out_data, out_specs))) + \
-                tuple(_result(who, "forward", f"aux state {i}", h, s) for i, (h, s) in enumerate(zip(aux_data, aux_specs)))
+            outs = [_result(who, "forward", f"output {i}", h, s) for i, (h, s) in enumerate(zip(out_data, out_specs))]
+            return tuple(outs) + tuple(_result(who, "forward", f"aux state {i}", h, s)
+                                       for i, (h, s) in enumerate(zip(aux_data, aux_specs)))
 
     def forward(xs, a):
         return tuple(jax.pure_callback(forward_host, tuple(out_specs) + tuple(aux_specs), *xs, *a,
@@ -251,6 +253,7 @@ def _host_call(operator, who, is_train, in_specs, out_specs, aux_specs, ins, aux
         xs, res = saved
         outs, new_aux = res[:nout], res[nout:]
         want = [k for k in range(nin) if perturbed[k]]
+        req = ["write" if p else "null" for p in perturbed]
         none_aux = tuple(None for _ in new_aux)
         if not want:
             return tuple(None for _ in xs), none_aux
@@ -263,7 +266,7 @@ def _host_call(operator, who, is_train, in_specs, out_specs, aux_specs, ins, aux
                           arrays[2 * nout + nin:]]
                 out_grad, in_data, out_data, aux_data = ([_nd(x) for x in g] for g in groups)
                 in_grad = [_zeros(s) for s in in_specs]
-                _run_user(who, "backward", operator.backward, req=["write" if p else "null" for p in perturbed],
+                _run_user(who, "backward", operator.backward, req=req,
                           out_grad=out_grad, in_data=in_data, out_data=out_data, in_grad=in_grad, aux=aux_data)
                 return tuple(_result(who, "backward", f"in_grad {k}", in_grad[k], in_specs[k]) for k in want)
 
