@@ -117,10 +117,11 @@ def allreduce_sum(arrays, device=None) -> list:
     """Sum same-shaped arrays over all workers in one collective; returns local arrays.
 
     `arrays`: this worker's values (numpy or jax), all placed on `device` (default: the
-    first local device). One compiled program per (shapes, dtypes).
+    first CPU device: host values meet on the host, also where the default backend is a
+    GPU that several workers share). One compiled program per (shapes, dtypes).
     """
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-    device = device or jax.local_devices()[0]
+    device = device or jax.local_devices(backend="cpu")[0]
     devices = worker_devices([device])
     n = len(devices)
     vals = [jax.device_put(np.asarray(a) if not isinstance(a, jax.Array) else a, device) for a in arrays]
@@ -139,16 +140,19 @@ def allreduce_sum(arrays, device=None) -> list:
 
 
 def barrier(name: str = "jbind_barrier") -> None:
-    """Block until every worker reaches the same barrier."""
+    """Block until every worker reaches the same barrier (`name` is for the reader)."""
     if not is_distributed():
         return
-    from jax.experimental import multihost_utils
-    multihost_utils.sync_global_devices(name)
+    jax.block_until_ready(allreduce_sum([np.zeros(1, np.int32)]))
 
 
 def broadcast_from_rank0(arrays) -> list:
-    """Rank 0's values on every worker (numpy arrays), in one collective."""
+    """Rank 0's values on every worker (numpy arrays, bit for bit), in one collective on
+    the host: a sum of the arrays' bytes to which only rank 0 contributes."""
+    arrays = [np.asarray(a) for a in arrays]
     if not is_distributed():
-        return [np.asarray(a) for a in arrays]
-    from jax.experimental import multihost_utils
-    return [np.asarray(x) for x in multihost_utils.broadcast_one_to_all(tuple(np.asarray(a) for a in arrays))]
+        return arrays
+    mine = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) if rank() == 0 else
+            np.zeros(a.size * a.dtype.itemsize, np.uint8) for a in arrays]
+    sums = allreduce_sum(mine)
+    return [np.asarray(b).view(a.dtype).reshape(a.shape) for a, b in zip(arrays, sums)]
