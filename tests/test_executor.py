@@ -180,3 +180,24 @@ def test_float32_products_are_traced_at_full_precision_unless_the_user_chose_one
     with jax.default_matmul_precision("tensorfloat32"):
         assert precisions() == ["(Precision.HIGH, Precision.HIGH)"] * 2
         assert rolled.cache_suffix().endswith("+matmul:tensorfloat32")
+
+
+def test_the_backward_of_a_fused_loss_head_is_traced_at_full_precision_too():
+    """The fused FullyConnected + SoftmaxOutput head has its own backward (a custom_vjp,
+    traced when the gradient is taken): its products are float32 as well."""
+    from jbind.symbol.graph import graph_of
+    from jbind.symbol.lower import make_train
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=4, name="fc"), name="sm")
+    arg_shapes, _, _ = net.infer_shape(x=(2, 3))
+    args = tuple(np.ones(s, np.float32) for s in arg_shapes)
+    train = make_train(graph_of(net), (True, True, True, False), (False,) * 4, (True,))
+    jaxpr = jax.make_jaxpr(lambda a: train(a, (), jax.random.key(0), (), ()))(args)
+
+    def dots(eqns):
+        for e in eqns:
+            if e.primitive.name == "dot_general":
+                yield str(e.params["precision"])
+            for v in e.params.values():  # the custom_vjp's forward and backward
+                yield from dots(getattr(getattr(v, "jaxpr", None), "eqns", []))
+    found = list(dots(jaxpr.eqns))
+    assert len(found) >= 2 and set(found) == {"(Precision.HIGHEST, Precision.HIGHEST)"}, found

@@ -128,6 +128,10 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shap
             return outs, new_aux
 
         diff = tuple(args[k] for k in diff_pos)
+        with jax.default_matmul_precision(matmul_precision()):  # the backward's products too
+            return backward(f, diff, head_grads, old_grads)
+
+    def backward(f, diff, head_grads, old_grads):
         outs, vjp, new_aux = jax.vjp(f, diff, has_aux=True)
         it = iter(head_grads)
         cot = []
