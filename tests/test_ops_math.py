@@ -55,7 +55,7 @@ UNARY = {
     "cos": (np.cos, None), "arctan": (np.arctan, None), "sinh": (np.sinh, None), "cosh": (np.cosh, None),
     "arcsinh": (np.arcsinh, None), "floor": (np.floor, (-3, 3)), "ceil": (np.ceil, (-3, 3)),
     "round": (lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), (-3, 3)), "rint": (_rint, (-3, 3)),
-    "fix": (np.fix, (-3, 3)), "trunc": (np.trunc, (-3, 3)), "degrees": (np.degrees, None),
+    "fix": (np.trunc, (-3, 3)), "trunc": (np.trunc, (-3, 3)), "degrees": (np.degrees, None),
     "radians": (np.radians, None), "erf": (sp.erf, None), "softsign": (lambda x: x / (1 + np.abs(x)), None),
     "identity": (lambda x: x, None), "zeros_like": (np.zeros_like, None), "ones_like": (np.ones_like, None),
     "log": (np.log, POS), "log2": (np.log2, POS), "log10": (np.log10, POS), "log1p": (np.log1p, POS),

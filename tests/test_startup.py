@@ -11,7 +11,7 @@ def test_import_freezes_the_objects_it_created():
     code = "import gc; n = gc.get_freeze_count(); import jbind; print(n, gc.get_freeze_count())"
     before, after = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                             check=True).stdout.split())
-    assert before == 0 and after > 10000
+    assert after - before > 10000  # (some Python builds freeze a few hundred objects at startup)
     assert gc.isenabled()
 
 
