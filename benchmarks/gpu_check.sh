@@ -4,8 +4,9 @@
 # 1. JAX, the GPU, and what precision a float32 matrix product gets there;
 # 2. every check_op sample and golden test bound on gpu(0) (JBIND_TEST_DEVICE=gpu), then
 #    the ones that failed again with JAX_DEFAULT_MATMUL_PRECISION=float32;
+#    the float16 goldens again with XLA's excess precision off;
 # 3. the whole suite with the GPU as JAX's default backend (contexts stay cpu(0)/cpu(1));
-# 4. the bucketing example on gpu(0): 200 batches, then one full epoch.
+# 4. the bucketing example on gpu(0): 200 batches cold, again warm (persistent cache), one full epoch.
 # Logs go to $OUT; each step has a time limit so that the rest still runs.
 set -u
 OUT=${OUT:-/tmp/gpu_check}
@@ -39,14 +40,25 @@ JBIND_TEST_DEVICE=gpu JAX_PLATFORMS=cuda,cpu JAX_DEFAULT_MATMUL_PRECISION=float3
   -o cache_dir=/tmp/pc -p no:benchmark --lf -W ignore::DeprecationWarning $GOLDEN >"$OUT/gpu_golden_f32.log" 2>&1
 echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/gpu_golden_f32.log" | tail -40
 
+step "the float16 (AMP) goldens with XLA's excess precision off"
+JBIND_TEST_DEVICE=gpu JAX_PLATFORMS=cuda,cpu XLA_FLAGS=--xla_allow_excess_precision=false timeout 100 $PY -m pytest \
+  -q -p no:cacheprovider -p no:benchmark tests/test_zoo_golden.py -k amp >"$OUT/gpu_amp.log" 2>&1
+echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/gpu_amp.log" | tail -10
+
+# (float32 products: the hand-written JAX baselines of test_bench and test_heads run on the
+# default device, where JAX's own default would be TF32)
 step "the whole suite, the GPU as JAX's default backend"
-JAX_PLATFORMS=cuda,cpu timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:benchmark tests >"$OUT/suite_gpu_default.log" 2>&1
+JAX_PLATFORMS=cuda,cpu JAX_DEFAULT_MATMUL_PRECISION=float32 timeout 200 $PY -m pytest -q -n 12 -p no:cacheprovider -p no:benchmark tests >"$OUT/suite_gpu_default.log" 2>&1
 echo "rc $?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/suite_gpu_default.log" | tail -40
 
 step "bucketing example on gpu(0), seed 2, 200 batches"
 timeout 90 $PY examples/bucketing_rnn.py --gpus 0 --num-epochs 1 --seed 2 --max-batches 200 --disp-batches 50 \
-  >"$OUT/example_200.log" 2>&1
+  --cache-dir /tmp/jbind_cache >"$OUT/example_200.log" 2>&1
 echo "rc $?"; tail -12 "$OUT/example_200.log"
+step "the same, warm: the executables from the persistent cache"
+timeout 90 $PY examples/bucketing_rnn.py --gpus 0 --num-epochs 1 --seed 2 --max-batches 200 --disp-batches 50 \
+  --cache-dir /tmp/jbind_cache >"$OUT/example_200_warm.log" 2>&1
+echo "rc $?"; tail -4 "$OUT/example_200_warm.log"
 step "bucketing example on gpu(0), one full epoch"
 timeout 90 $PY examples/bucketing_rnn.py --gpus 0 --num-epochs 1 --disp-batches 400 >"$OUT/example_epoch.log" 2>&1
 echo "rc $?"; tail -12 "$OUT/example_epoch.log"
