@@ -366,3 +366,14 @@ def test_attribute_scopes_do_not_reach_a_custom_op_prop():
     with mx.AttrScope(ctx_group="dev1", mood="calm"):
         net = mx.sym.Custom(mx.sym.Variable("x"), op_type="diff_scoped", name="s")
     assert mx.sym.load_json(net.tojson()).infer_shape(x=(3,))[1] == [(3,)]
+
+
+def test_optimizer_states_of_another_layout_are_an_error():
+    """MXNet runs plain SGD on a momentum state as momentum 0; jbind names both layouts."""
+    import pytest
+    saved = mx.optimizer.get_updater(mx.optimizer.SGD(momentum=0.9))
+    saved(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
+    plain = mx.optimizer.get_updater(mx.optimizer.SGD())
+    plain.set_states(saved.get_states())
+    with pytest.raises(mx.base.MXNetError, match="keeps 0 state array"):
+        plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
