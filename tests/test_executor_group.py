@@ -20,7 +20,7 @@ def net(hidden=4):
 
 
 def group(sym=None, batch=8, ctxs=CTX2, workload=(1, 1), shared=None, **kw):
-    return DataParallelExecutorGroup(sym or net(), ctxs, list(workload), [("data", (batch, 3))],
+    return DataParallelExecutorGroup(sym if sym is not None else net(), ctxs, list(workload), [("data", (batch, 3))],
                                      [("softmax_label", (batch,))], PARAMS, True, False, shared_group=shared, **kw)
 
 

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _fluent
 from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 
@@ -87,7 +88,12 @@ class NDArray:
 
     @property
     def T(self) -> "NDArray":
-        return NDArray(self._data.T)
+        """The transpose (a copy); the array itself when it has fewer than 2 dimensions, as MXNet."""
+        return self if self.ndim < 2 else self.transpose()
+
+    @property
+    def writable(self) -> bool:
+        return True
 
     # --- conversion -----------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
@@ -144,7 +150,36 @@ class NDArray:
         return NDArray(self._data.reshape(target))
 
     def broadcast_to(self, shape) -> "NDArray":
-        return NDArray(jnp.broadcast_to(self._data, tuple(shape)))
+        """The `broadcast_to` op, after prepending axes of size 1 up to `len(shape)` (as MXNet)."""
+        shape = tuple(shape)
+        cur = (1,) * (len(shape) - self.ndim) + self.shape
+        if len(shape) < self.ndim or any(c not in (1, s) for c, s in zip(cur, shape)):
+            raise MXNetError(f"broadcast_to: cannot broadcast an array of shape {self.shape} to {shape}")
+        return _fluent_call("broadcast_to", self.reshape(cur) if cur != self.shape else self, (), {"shape": shape})
+
+    def broadcast_like(self, other: "NDArray") -> "NDArray":
+        return self.broadcast_to(other.shape)
+
+    def tostype(self, stype: str) -> "NDArray":
+        """A copy in storage type `stype`; jbind arrays are dense, so only 'default' is possible."""
+        if stype != "default":
+            raise MXNetError(f"tostype({stype!r}): jbind has dense ('default') arrays only, no sparse storage")
+        return self.copy()
+
+    def as_nd_ndarray(self) -> "NDArray":
+        return self
+
+    def as_np_ndarray(self):
+        raise MXNetError("as_np_ndarray: jbind has no mx.np (numpy-compatible) arrays")
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of the current data (for `torch.utils.dlpack.from_dlpack`, ...)."""
+        self._data.block_until_ready()
+        return self._data.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        raise MXNetError("to_dlpack_for_write: jbind arrays are immutable jax.Arrays; a writer "
+                         "through DLPack would not be seen. Use to_dlpack_for_read and assign back")
 
     def tolist(self):
         return self.asnumpy().tolist()
@@ -186,6 +221,22 @@ class NDArray:
             self._data = self._data.at[key].set(jnp.asarray(value, dtype=self._data.dtype))
         except (IndexError, TypeError, ValueError) as e:
             raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
+
+    def slice_assign(self, rhs, begin, end, step) -> "NDArray":
+        """Write `rhs` into `self[begin:end:step]` (per axis; None takes the default) in place."""
+        key = _crop(self.shape, begin, end, step)
+        want = tuple(len(range(*k.indices(d))) for k, d in zip(key, self.shape)) + self.shape[len(key):]
+        got = tuple(np.shape(rhs._data if isinstance(rhs, NDArray) else rhs))
+        if got != want:
+            raise MXNetError(f"slice_assign: rhs has shape {got}, the slice of {self.shape} from {tuple(begin)} "
+                             f"to {tuple(end)} has shape {want}")
+        self[key] = rhs
+        return self
+
+    def slice_assign_scalar(self, value, begin, end, step) -> "NDArray":
+        """Write the number `value` into `self[begin:end:step]` in place."""
+        self[_crop(self.shape, begin, end, step)] = float(value)
+        return self
 
     def __getitem__(self, key) -> "NDArray":
         key = _index(key)
@@ -260,27 +311,13 @@ class NDArray:
     def __gt__(self, o): return self._cmp(o, jnp.greater)
     def __ge__(self, o): return self._cmp(o, jnp.greater_equal)
 
-    # --- a few reductions MXNet scripts call as methods ---------------------------------
-    # MXNet 1.x reductions over every axis return shape (1,), not a 0-d array.
-    def sum(self, axis=None, keepdims=False): return _nd1(jnp.sum(self._data, axis=axis, keepdims=keepdims))
-    def mean(self, axis=None, keepdims=False): return _nd1(jnp.mean(self._data, axis=axis, keepdims=keepdims))
-    def max(self, axis=None, keepdims=False): return _nd1(jnp.max(self._data, axis=axis, keepdims=keepdims))
-    def min(self, axis=None, keepdims=False): return _nd1(jnp.min(self._data, axis=axis, keepdims=keepdims))
-    def argmax(self, axis=None): return _nd1(jnp.argmax(self._data, axis=axis).astype(self._data.dtype))
-    def exp(self): return NDArray(jnp.exp(self._data))
-    def log(self): return NDArray(jnp.log(self._data))
-    def sqrt(self): return NDArray(jnp.sqrt(self._data))
-    def square(self): return NDArray(jnp.square(self._data))
-    def abs(self): return NDArray(jnp.abs(self._data))
-    def clip(self, a_min, a_max): return NDArray(jnp.clip(self._data, a_min, a_max))
-    def flatten(self): return NDArray(self._data.reshape(self.shape[0], -1))
-    def transpose(self, axes=None): return NDArray(jnp.transpose(self._data, axes))
-    def expand_dims(self, axis): return NDArray(jnp.expand_dims(self._data, axis))
-    def norm(self): return NDArray(jnp.sqrt(jnp.sum(jnp.square(self._data))).reshape(1))
-
-
-def _nd1(x):
-    return NDArray(x.reshape(1) if x.ndim == 0 else x)
+def _crop(shape, begin, end, step) -> tuple:
+    begin, end = tuple(begin), tuple(end)
+    step = tuple(step) if step is not None and len(step) else (None,) * len(begin)
+    if not (len(begin) == len(end) == len(step)) or len(begin) > len(shape):
+        raise MXNetError(f"slice: begin {begin}, end {end} and step {step} must have one entry per "
+                         f"axis, at most {len(shape)} for shape {shape}")
+    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
 
 
 def _index(key):
@@ -344,3 +381,11 @@ def concat(*arrays, dim=1) -> NDArray:
 def waitall():
     for a in jax.live_arrays():
         a.block_until_ready()
+
+
+def _fluent_call(op_name, arr, args, kwargs):
+    from .imperative import invoke
+    return invoke(op_name, (arr,) + tuple(args), kwargs)
+
+
+_fluent.install(NDArray, _fluent_call, "mx.nd")

@@ -6,6 +6,8 @@ from typing import Optional
 import numpy as np
 
 from .. import attribute
+from .. import _fluent
+from .._fluent import NotImplementedForSymbol
 from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
 from ._node import Node, topo_order
 from .graph import graph_of
@@ -19,6 +21,7 @@ class Symbol:
     """
 
     __slots__ = ("_heads", "_fingerprint", "__weakref__")
+    __array_priority__ = 1000.0  # `np.float32(2) * s` uses Symbol's operators
 
     def __init__(self, heads):
         self._heads = tuple(heads)
@@ -46,20 +49,38 @@ class Symbol:
         return f"<Symbol group [{', '.join(self.list_outputs())}]>"
 
     def __len__(self):
+        """The number of outputs."""
         return len(self._heads)
 
     def __iter__(self):
         return (Symbol([h]) for h in self._heads)
 
+    def __bool__(self):
+        raise NotImplementedForSymbol("__bool__", "bool")
+
+    # Unlike MXNet's, Symbols stay hashable (by identity) although `==` builds a symbol.
+    __hash__ = object.__hash__
+
     def __copy__(self):
-        return Symbol(self._heads)
+        return self.__deepcopy__(None)
 
     def __deepcopy__(self, memo):
-        return Symbol(self._heads)
+        """A copy of the whole graph, as MXNet's: new nodes with the same names, attributes and
+        structure (so the same fingerprint); `_set_attr` on one leaves the other as it was."""
+        copied: dict[int, Node] = {}
+        for n in topo_order(self._heads):
+            ins = tuple((copied[id(c)], i) for c, i in n.inputs)
+            copied[id(n)] = Node(n.op, n.name, dict(n.attrs), ins)
+        return Symbol([(copied[id(n)], i) for n, i in self._heads])
 
-    def __reduce__(self):
+    def __getstate__(self):
+        return {"handle": self.tojson() if self._heads else None}  # MXNet's pickled state
+
+    def __setstate__(self, state):
         from .json_io import load_json
-        return (load_json, (self.tojson(),))
+        handle = state["handle"]
+        self._heads = load_json(handle)._heads if handle is not None else ()
+        self._fingerprint = None
 
     # --- listing ----------------------------------------------------------------
     def list_arguments(self) -> list[str]:
@@ -193,6 +214,22 @@ class Symbol:
     def __pow__(self, o): return self._binary(o, "_power", "_power_scalar", "_power")
     def __rpow__(self, o): return self._rscalar(o, "_rpower_scalar")
     def __neg__(self): return self.__mul__(-1.0)
+    def __abs__(self): return self.abs()
+
+    def _compare(self, other, op, scalar_op):
+        _ops = _ops_module()
+        if isinstance(other, Symbol):
+            return _ops.make(op, [self, other], {}, hint=op)
+        if isinstance(other, (int, float, np.number, bool)):
+            return _ops.make(scalar_op, [self], {"scalar": other}, hint=scalar_op)
+        raise TypeError(f"type {type(other)} not supported")  # as MXNet: even for == and !=
+
+    def __eq__(self, o): return self._compare(o, "_equal", "_equal_scalar")
+    def __ne__(self, o): return self._compare(o, "_not_equal", "_not_equal_scalar")
+    def __gt__(self, o): return self._compare(o, "_greater", "_greater_scalar")
+    def __ge__(self, o): return self._compare(o, "_greater_equal", "_greater_equal_scalar")
+    def __lt__(self, o): return self._compare(o, "_lesser", "_lesser_scalar")
+    def __le__(self, o): return self._compare(o, "_lesser_equal", "_lesser_equal_scalar")
 
     # --- serialisation ------------------------------------------------------------
     def tojson(self, remove_amp_cast: bool = True) -> str:
@@ -203,6 +240,32 @@ class Symbol:
     def save(self, fname: str, remove_amp_cast: bool = True):
         from ..io_util import atomic_write_text
         atomic_write_text(fname, self.tojson(remove_amp_cast))
+
+    def debug_str(self) -> str:
+        """MXNet's text dump of the graph: the outputs, then every node in topological
+        order, ops with their inputs (a variable's `version` counts the ops that wrote it
+        before, as aux states) and their attributes."""
+        heads = self._heads
+        if len(heads) == 1 and not heads[0][0].inputs:
+            n = heads[0][0]
+            return f"Variable:{n.name}\n" if n.op is None else f"AtomicFunctor  Op:{n.op.name}\n"
+        lines = ["Symbol Outputs:"] + [f"\toutput[{k}]={n.name}({i})" for k, (n, i) in enumerate(heads)]
+        versions: dict[int, int] = {}
+        for n in topo_order(heads):
+            if n.op is None:
+                lines.append(f"Variable:{n.name}")
+                continue
+            lines += ["-" * 20, f"Op:{n.op.name}, Name={n.name}", "Inputs:"]
+            for k, (c, i) in enumerate(n.inputs):
+                if c.op is not None:
+                    lines.append(f"\targ[{k}]={c.name}({i})")
+                    continue
+                if k >= n.num_args():
+                    versions[id(c)] = versions.get(id(c), 0) + 1
+                lines.append(f"\targ[{k}]={c.name}({i}) version={versions.get(id(c), 0)}")
+            if n.attrs:
+                lines += ["Attrs:"] + [f"\t{k}={v}" for k, v in sorted(n.attrs.items())]
+        return "\n".join(lines) + "\n"
 
     # --- inference and binding ------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
@@ -233,6 +296,38 @@ class Symbol:
         from ..executor import bind
         return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
                     group2ctx=group2ctx, shared_exec=shared_exec)
+
+    def eval(self, ctx=None, **kwargs) -> list:
+        """Bind to the arrays given by name and run forward: the list of output NDArrays."""
+        from ..context import current_context
+        return self.bind(ctx if ctx is not None else current_context(), kwargs).forward()
+
+    # --- MXNet features outside jbind -------------------------------------------------
+    def as_nd_ndarray(self) -> "Symbol":
+        return self
+
+    def as_np_ndarray(self):
+        raise MXNetError("as_np_ndarray: jbind has no mx.np (numpy-compatible) symbols")
+
+    def gradient(self, wrt):
+        raise MXNetError("Symbol.gradient is not implemented (nor is it in MXNet 1.9.1); "
+                         "bind the symbol and call backward")
+
+    def optimize_for(self, backend, *args, **kwargs):
+        raise MXNetError(f"optimize_for({backend!r}): jbind has no subgraph backends; XLA compiles "
+                         "the whole graph when it is bound")
+
+    def get_backend_symbol(self, backend):
+        raise MXNetError(f"get_backend_symbol({backend!r}): jbind has no subgraph backends; XLA "
+                         "compiles the whole graph when it is bound")
+
+
+def _fluent_call(op_name, sym, args, kwargs):
+    from . import _functions  # mx.sym's constructor of each op: MXNet's node names (`cast0`, `split0`)
+    return _functions[op_name](sym, *args, **kwargs)
+
+
+_fluent.install(Symbol, _fluent_call, "mx.sym", refuse=_fluent.NDARRAY_ONLY)
 
 
 def _ops_module():
