@@ -19,9 +19,6 @@ try:
     from . import base, compile, name, ops, random  # noqa: F401
     from . import ndarray, symbol
     from . import operator
-    from .ops import custom as _custom
-    # Custom's aux states depend on its op_type, which the generated constructors cannot see.
-    symbol.Custom, ndarray.Custom = _custom.symbol_function, _custom.ndarray_function
     from . import io, rnn  # noqa: F401
     from . import model
     from . import export  # noqa: F401

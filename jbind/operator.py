@@ -12,7 +12,6 @@ holding the op, not once per bind (binds that find a compiled graph share its op
 """
 from __future__ import annotations
 
-import inspect
 import itertools
 import logging
 import threading
@@ -157,20 +156,6 @@ def registration(op_type: str) -> tuple[type, int]:
         raise MXNetError(f"Cannot find custom operator {op_type!r}: register its CustomOpProp with "
                          f"@mx.operator.register({op_type!r}) first (registered: {known})")
     return got
-
-
-def keyword_names() -> tuple[str, ...]:
-    """Every keyword some registered Prop's `__init__` names (what a JSON file's Custom
-    node may pass to its Prop)."""
-    names = set()
-    for cls, _ in list(_REGISTRY.values()):
-        try:
-            params = inspect.signature(cls.__init__).parameters.values()
-        except (TypeError, ValueError):
-            continue
-        names.update(p.name for p in params if p.name != "self" and p.kind in
-                     (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-    return tuple(sorted(names))
 
 
 register("custom_op")(CustomOpProp)  # as MXNet: a do-nothing op under this name

@@ -84,6 +84,12 @@ def test_symbol_names_and_keywords_as_mxnet():
     assert two.list_arguments() == ["p", "q"] and two.list_outputs() == ["e_product", "e_shifted"]
     assert ECHO[-1] == {"scale": "[1, 2]", "flag": "True", "none": "None"}  # str(value), as MXNet's Python
     assert two.attr_dict()["e"]["scale"] == "[1, 2]"
+    # from a JSON file: a Prop taking **kwargs gets every attribute but MXNet's hidden ones
+    with mx.AttrScope(ctx_group="dev1"):
+        scoped = mx.sym.Custom(b=V("q"), a=V("p"), op_type="test_echo", scale=[1, 2], name="e")
+    ECHO.clear()
+    again = mx.sym.load_json(scoped.tojson())
+    assert ECHO[-1] == {"scale": "[1, 2]"} and again.list_outputs() == ["e_product", "e_shifted"]
 
 
 ECHO = []

@@ -175,3 +175,22 @@ def test_tojson_removes_amp_casts_feeding_other_nodes_as_mxnet():
          ("amp_multicast", "mc", [[1, 0], [2, 0]]), ("broadcast_add", "add", [[3, 0], [3, 1]]),
          ("amp_cast", "c2", [[4, 0]]), ("relu", "r", [[1, 0]])], [[5, 0, 0], [6, 0, 0]])
     assert g.list_outputs() == ["c2_output", "r_output"]  # the symbol itself keeps its casts
+
+
+def test_aux_states_by_name_or_after_the_arguments_as_mxnet():
+    """MXNet 1.9.1: BatchNorm(x, moving_mean=mm) lists ['mm', 'bn_moving_var']; aux states
+    may also follow the arguments positionally."""
+    x = mx.sym.Variable("x")
+    named = mx.sym.BatchNorm(x, moving_mean=mx.sym.Variable("mm"), name="bn")
+    assert named.list_auxiliary_states() == ["mm", "bn_moving_var"]
+    assert named.list_arguments() == ["x", "bn_gamma", "bn_beta"]
+    V = mx.sym.Variable
+    positional = mx.sym.BatchNorm(x, V("g"), V("b"), V("m1"), V("v1"), name="bn")
+    assert positional.list_auxiliary_states() == ["m1", "v1"] and positional.list_arguments() == ["x", "g", "b"]
+    with pytest.raises(mx.base.MXNetError, match="given twice"):
+        mx.sym.BatchNorm(x, V("g"), V("b"), V("m1"), moving_mean=V("m2"))
+
+
+def test_a_bad_parameter_names_the_node():
+    with pytest.raises(mx.base.MXNetError, match="FullyConnected 'fc7'"):
+        mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden="many", name="fc7")

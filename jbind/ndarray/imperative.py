@@ -9,6 +9,7 @@ from .. import random as _random
 from .._memo import Memo
 from ..base import MXNetError
 from ..context import current_context, parse
+from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
 from .ndarray import NDArray
@@ -26,21 +27,30 @@ def invoke(op_name: str, args, kwargs):
         params.setdefault(cls.variadic, len(args) + len(arrays))
     op = cls.from_attrs(params)
     nargs = len(op.arguments())
-    slots = list(op.arguments()) + list(cls.aux_names)
+    slots = list(op.arguments()) + list(op.aux_names)
     if cls.variadic:  # inputs in the order given, keyword ones after the positional ones
         inputs = dict(zip(slots, list(args) + list(arrays.values())))
     else:
         inputs = inputs_by_name(cls.name, slots, args, arrays)  # aux states after the arguments
     if len(inputs) != len(slots):
-        raise MXNetError(f"{cls.name}: expected {len(slots)} input arrays {tuple(slots)}, got {len(inputs)}")
+        given = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise MXNetError(f"{cls.name}({given}): expected {len(slots)} input arrays {tuple(slots)}, got "
+                         f"{len(inputs)}; none given for {[a for a in slots if a not in inputs]}")
     datas = [_array(inputs[a]) for a in slots]
     _check(op_name, op, params, slots, nargs, datas)
-    with jax.default_matmul_precision(matmul_precision()):
-        if datas:
-            outs, _ = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
-        else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-            with jax.default_device((parse(params.get("ctx")) or current_context()).jax_device):
-                outs, _ = op.lower([], [], False, _key(op))
+    try:
+        with jax.default_matmul_precision(matmul_precision()):
+            if datas:
+                outs, new_aux = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
+            else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
+                with jax.default_device((parse(params.get("ctx")) or current_context()).jax_device):
+                    outs, new_aux = op.lower([], [], False, _key(op))
+    except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
+        raise host_error(e) from None
+    for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
+        held = inputs[a]
+        if isinstance(held, NDArray) and new is not held._data:
+            held._data = new
     res = [NDArray(o) for o in outs]
     if out is not None:
         out[:] = res[0]

@@ -39,6 +39,9 @@ class Op:
     # MXNet's order of the parameters where it differs from the fields' (a required
     # parameter after optional ones): positional parameters follow it.
     mxnet_order: ClassVar[Optional[tuple]] = None
+    # Takes any keyword of `mx.sym` / `mx.nd` as a parameter, as `str(value)` (Custom hands
+    # them to its Prop, as MXNet's Python does).
+    open_params: ClassVar[bool] = False
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
@@ -96,6 +99,12 @@ class Op:
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def params_in(cls, attrs: dict) -> dict:
+        """The parameters among a JSON node's attributes (the rest stay plain attributes)."""
+        names = set(cls.param_names())
+        return {k: v for k, v in attrs.items() if k in names}
 
     @classmethod
     def declared_params(cls) -> tuple[str, ...]:

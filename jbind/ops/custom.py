@@ -13,6 +13,7 @@ cannot be written to a file: lowering tells the executable store not to keep it.
 """
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import jax
@@ -22,7 +23,11 @@ import numpy as np
 from .. import operator as _operator
 from .._memo import stable_hash
 from ..base import DTYPE_NP_TO_MX, MXNetError, ParamError
-from ._base import Op, register, to_attr_string
+from ._base import Op, register
+
+
+# The attributes MXNet keeps as `__key__` whatever they are set as (nnvm's hidden keys).
+_HIDDEN = frozenset({"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope"})
 
 
 class _Info(NamedTuple):
@@ -65,14 +70,28 @@ class Custom(Op):
         if op_type is None or str(op_type) == "":
             raise ParamError("Custom: required parameter op_type (the name a CustomOpProp was registered "
                              "under) not given")
-        op = cls(str(op_type), tuple(sorted((str(k), to_attr_string(v)) for k, v in attrs.items())))
+        op = cls(str(op_type), tuple(sorted((str(k), str(v)) for k, v in attrs.items())))
         op._info()  # as MXNet, the Prop is made with the symbol: an unknown op_type or keyword fails here
         return op
 
+    open_params = True  # every other keyword is the Prop's
+
     @classmethod
-    def param_names(cls):
-        # A JSON file's Custom node passes to the Prop only the attributes named here.
-        return ("op_type",) + _operator.keyword_names()
+    def params_in(cls, attrs):
+        """op_type and what the Prop's `__init__` takes: its named keywords, or with `**kwargs`
+        every attribute but MXNet's hidden ones (`__x__`, and `ctx_group`, `lr_mult`, ...,
+        which jbind writes plainly)."""
+        if "op_type" not in attrs:
+            return {}
+        prop_cls, _ = _operator.registration(str(attrs["op_type"]))
+        try:
+            params = list(inspect.signature(prop_cls.__init__).parameters.values())[1:]
+        except (TypeError, ValueError):
+            params = []
+        if any(p.kind == p.VAR_KEYWORD for p in params):
+            return {k: v for k, v in attrs.items() if k not in _HIDDEN and not (k.startswith("__") and k.endswith("__"))}
+        names = {"op_type"} | {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        return {k: v for k, v in attrs.items() if k in names}
 
     def _info(self) -> _Info:
         prop_cls, serial = _operator.registration(self.op_type)
@@ -309,105 +328,30 @@ def _zeros(spec):
     return NDArray(cached_zeros(spec.shape, spec.dtype, _cpu0()))
 
 
+_FAILED: list = []  # the last error the user's code raised in a callback (JAX re-raises its text)
+
+
+def _fail(error: MXNetError):
+    _FAILED[:] = [error]
+    raise error
+
+
+def host_error(e: Exception) -> Exception:
+    """The MXNetError a callback raised, for the JAX runtime error that carried it (else `e`)."""
+    failed = _FAILED[:] and _FAILED.pop()
+    return failed if failed and str(failed) in str(e) else e
+
+
 def _run_user(who, what, fn, **kwargs):
     try:
         fn(**kwargs)
     except Exception as e:
-        raise MXNetError(f"{who}: {what} raised {type(e).__name__}: {e}") from e
+        _fail(MXNetError(f"{who}: {what} raised {type(e).__name__}: {e}"))
 
 
 def _result(who, what, name, h, spec):
     a = getattr(h, "_data", h)
     if tuple(np.shape(a)) != tuple(spec.shape):
-        raise MXNetError(f"{who}: after {what}, {name} has shape {tuple(np.shape(a))}; it must keep "
-                         f"{tuple(spec.shape)} (write into it with assign or [:])")
+        _fail(MXNetError(f"{who}: after {what}, {name} has shape {tuple(np.shape(a))}; it must keep "
+                         f"{tuple(spec.shape)} (write into it with assign or [:])"))
     return np.asarray(a, dtype=spec.dtype)
-
-
-# --- mx.sym.Custom and mx.nd.Custom ------------------------------------------------------------
-# The generated constructors add the aux-state inputs an op class names; Custom's depend on
-# its op_type, so these two add them themselves.
-def _params(kwargs: dict, is_input) -> dict:
-    """The Prop's keywords as MXNet's Python passes them: `str(value)` (None too)."""
-    return {k: str(v) for k, v in kwargs.items() if not is_input(v) and not (k.startswith("__") and k.endswith("__"))}
-
-
-def _parse(args, params, is_input, name=None):
-    """(the op, the positional inputs): parameters may follow the inputs positionally."""
-    from ._base import split_positional
-    params = dict(params)
-    inputs = split_positional(Custom, args, is_input, params)
-    try:
-        return Custom.from_attrs(params), inputs
-    except MXNetError as e:
-        raise type(e)(f"Custom{f' {name!r}' if name else ''}: {e}") from None
-
-
-def symbol_function(*args, name=None, attr=None, **kwargs):
-    """`mx.sym.Custom(*inputs, op_type=..., name=..., **prop_kwargs)`: inputs by position
-    or by the Prop's argument names; missing inputs and aux states become variables
-    `{name}_{input}`."""
-    from ..symbol._node import Node
-    from ..symbol.ops import make
-    from ..symbol.symbol import Symbol, Variable
-
-    def is_sym(v):
-        return isinstance(v, Symbol)
-    params = _params(kwargs, is_sym)
-    op, _ = _parse(args, params, lambda a: a is None or is_sym(a), name)
-    rest = {k: v for k, v in kwargs.items() if k not in params}  # input symbols, __attributes__
-    given = {a: rest.pop(a) for a in op.aux_names if is_sym(rest.get(a))}
-    sym = make("Custom", args, {**rest, **params}, name=name, attr=attr)
-    if not op.aux_names:
-        return sym
-    node = sym._heads[0][0]
-    entries = []
-    for a in op.aux_names:
-        s = given[a] if a in given else Variable(f"{node.name}_{a}", attr=dict(node.attrs))
-        if len(s._heads) != 1:
-            raise MXNetError(f"Custom {node.name!r}: aux state {a!r} must be a single-output symbol")
-        entries.append(s._heads[0])
-    full = Node(node.op, node.name, node.attrs, node.inputs + tuple(entries))
-    return Symbol([(full, i) for _, i in sym._heads])
-
-
-def ndarray_function(*args, out=None, name=None, **kwargs):
-    """`mx.nd.Custom(*arrays, op_type=..., **prop_kwargs)`: runs the op now (is_train
-    False); aux-state arrays (after the arguments) are updated in place, as in MXNet."""
-    from ..ndarray.ndarray import NDArray
-    from ..symbol.symbol import Variable
-    from ._base import inputs_by_name
-
-    def is_array(v):
-        return isinstance(v, (NDArray, np.ndarray, jax.Array))
-    arrays = {k: v for k, v in kwargs.items() if is_array(v)}
-    params = _params(kwargs, is_array)
-    op, args = _parse(args, params, is_array)
-    slots = op.arguments() + op.aux_names
-    inputs = inputs_by_name("Custom", slots, args, arrays)
-    missing = [s for s in slots if s not in inputs]
-    if missing:
-        raise MXNetError(f"Custom: {op._who()} takes arrays for {list(slots)}; none given for {missing}")
-    handles = [inputs[s] if isinstance(inputs[s], NDArray) else NDArray(jnp.asarray(inputs[s])) for s in slots]
-    nin = len(op.arguments())
-    # Shape and dtype rules as a bind would run them: bad input is a ShapeError naming the op.
-    sym = symbol_function(*[Variable(s) for s in slots[:nin]], name="custom", **params)
-    names = list(slots[:nin]) + sym.list_auxiliary_states()
-    sym.infer_shape(**{n: h.shape for n, h in zip(names, handles)})
-    sym.infer_type(**{n: np.dtype(h.dtype) for n, h in zip(names, handles)})
-    datas = [h._data for h in handles]
-    try:
-        outs, new_aux = op.lower(datas[:nin], datas[nin:], False, None)
-    except ValueError as e:
-        raise MXNetError(f"Custom: {e}") from None
-    except jax.errors.JaxRuntimeError as e:  # the user's forward failed: its message, not XLA's
-        msg = str(e)
-        at = msg.rfind(op._who())
-        raise MXNetError(msg[at:].strip() if at >= 0 else msg) from e
-    for h, a in zip(handles[nin:], new_aux):
-        h[:] = a
-    res = [NDArray(o) for o in outs]
-    if out is not None:
-        out[:] = res[0]
-        return out
-    return res[0] if len(res) == 1 else res

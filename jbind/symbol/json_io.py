@@ -174,9 +174,8 @@ def _build(doc, where: str) -> Symbol:
             _node_error(where, i, nd, str(e))
         if version < 905 and cls.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
             del attrs["axis"]  # MXNet 0.9.5 made axis optional; -1 meant "all elements"
-        names = set(cls.param_names())
         try:
-            op = cls.from_attrs({k: v for k, v in attrs.items() if k in names})
+            op = cls.from_attrs(cls.params_in(attrs))
         except MXNetError as e:
             _node_error(where, i, nd, str(e))
         slots = op.arguments() + op.aux_names

@@ -22,7 +22,8 @@ def _op_for(cls, params: dict):
         key, hit = None, None
     if hit is None:
         op = cls.from_attrs(params)
-        hit = (op, {k: to_attr_string(v) for k, v in params.items()}, op.arguments(), len(op.outputs()))
+        fmt = str if cls.open_params else to_attr_string
+        hit = (op, {k: fmt(v) for k, v in params.items()}, op.arguments(), len(op.outputs()))
         if key is not None:
             _OPS.put(key, hit)
     return hit
@@ -42,7 +43,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             elif k.startswith("__") and k.endswith("__"):
                 extra_attrs = extra_attrs or {}
                 extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
-            elif v is not None or k in known:
+            elif v is not None or k in known or cls.open_params:
                 params[k] = v
     args = split_positional(cls, args, lambda a: a is None or isinstance(a, Symbol), params)
     for a in args:
@@ -54,8 +55,14 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             args = tuple(args) + tuple(sym_kwargs.values())
             sym_kwargs = {}
         params.setdefault(cls.variadic, len(args))
-    op, param_attrs, arg_names, n_out = _op_for(cls, params)
-    inputs = inputs_by_name(cls.name, arg_names, args, sym_kwargs)
+    try:
+        op, param_attrs, arg_names, n_out = _op_for(cls, params)
+    except MXNetError as e:
+        if name is None or repr(name) in str(e):
+            raise
+        raise type(e)(f"{cls.name} {name!r}: {e}") from None
+    aux_names = tuple(op.aux_names)  # (Custom's depend on its op_type)
+    inputs = inputs_by_name(cls.name, tuple(arg_names) + aux_names, args, sym_kwargs)
     node_name = _name.current().get(name, hint or cls.name.lower())
     attrs = attribute.current().get(attr)
     if extra_attrs:
@@ -71,8 +78,14 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             raise MXNetError(f"{cls.name} {node_name!r}: input {n!r} must be a single-output symbol, "
                              f"got a group of {len(s._heads)}")
         entries.append(s._heads[0])
-    for a in cls.aux_names:
-        entries.append(Variable(f"{node_name}_{a}", attr={**attrs, **cls.input_var_attrs.get(a, {})})._heads[0])
+    for a in aux_names:  # given by name or after the arguments, else a new variable
+        s = inputs.get(a)
+        if s is None:
+            s = Variable(f"{node_name}_{a}", attr={**attrs, **cls.input_var_attrs.get(a, {})})
+        if len(s._heads) != 1:
+            raise MXNetError(f"{cls.name} {node_name!r}: aux state {a!r} must be a single-output symbol, "
+                             f"got a group of {len(s._heads)}")
+        entries.append(s._heads[0])
     node = Node(op, node_name, attrs, tuple(entries))
     return Symbol([(node, 0)] if n_out == 1 else [(node, i) for i in range(n_out)])
 
