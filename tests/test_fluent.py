@@ -160,3 +160,18 @@ def test_ndarray_slice_assign_tostype_and_dlpack():
     assert mx.nd.ones((3,)).broadcast_to((2, 3)).shape == (2, 3), "axes prepended as MXNet"
     v = mx.nd.ones((3,))
     assert v.T is v
+
+
+def test_bare_hidden_keys_are_stored_with_underscores():
+    """As MXNet 1.9.1's SetAttr: `lr_mult` given to a variable (attr=, an AttrScope) or to
+    `_set_attr` is stored as `__lr_mult__`, which the optimizer and tojson read."""
+    with mx.AttrScope(lr_mult="0"):
+        w = mx.sym.var("w", attr={"wd_mult": "2"})
+    w._set_attr(ctx_group="g")
+    assert json.loads(w.tojson())["nodes"][0]["attrs"] == {"__lr_mult__": "0", "__wd_mult__": "2",
+                                                          "__ctx_group__": "g"}
+    assert w.list_attr()["lr_mult"] == "0"
+    with mx.AttrScope(lr_mult="0"):
+        fc = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, name="fc")
+    opt = mx.optimizer.SGD(sym=fc, param_idx2name={0: "fc_weight"})
+    assert opt.lr_mult["fc_weight"] == 0.0

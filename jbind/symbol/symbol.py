@@ -146,7 +146,7 @@ class Symbol:
             if k in ("__shape__", "__dtype__"):
                 raise MXNetError(f"attribute {k} cannot be changed on an existing symbol")
         for n, _ in self._heads:
-            n.attrs.update(kwargs)
+            n.attrs.update(_hidden(kwargs))
 
     # --- composition --------------------------------------------------------------
     def __call__(self, *args, **kwargs) -> "Symbol":
@@ -348,6 +348,12 @@ def _listed(attrs: dict) -> dict:
     return out
 
 
+def _hidden(attrs: dict) -> dict:
+    """MXNet stores the hidden keys it is given bare (`lr_mult`, from `attr=` or an
+    AttrScope) as `__lr_mult__`, where the optimizer and `tojson` look for them."""
+    return {f"__{k}__" if k in _HIDDEN_KEYS else k: v for k, v in attrs.items()}
+
+
 def _scalar_hint(op_name: str) -> str:
     # MXNet's operators call _internal._MulScalar etc.: nodes are named `_mulscalar0`;
     # but 2 ** x calls _internal._rpower_scalar: `_rpower_scalar0`.
@@ -364,7 +370,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """Create a symbolic variable (MXNet's `mx.sym.Variable` / `mx.sym.var`)."""
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
-    attrs = attribute.current().get(attr)
+    attrs = _hidden(attribute.current().get(attr))
     if shape is not None:
         attrs["__shape__"] = str(tuple(int(d) for d in shape))
     if lr_mult is not None:
