@@ -387,3 +387,25 @@ mx.operator.register("test_no_operator")(_NoOperatorProp)
 def test_create_operator_failing_is_an_error_naming_the_op_and_node():
     exe = mx.sym.Custom(V("x"), op_type="test_no_operator", name="nobody").simple_bind(mx.cpu(), x=(2,))
     raises_naming(lambda: exe.forward(), "test_no_operator", "nobody", "create_operator", "no operator today")
+
+
+class _Raising(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        raise ValueError("boom")
+
+
+@mx.operator.register("test_raising")
+class _RaisingProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Raising()
+
+
+def test_a_failing_forward_inside_a_compiled_graph_is_its_mxnet_error():
+    """The user's exception comes out of the executor and of a Module's fused step as the
+    MXNetError naming the op, not as XLA's runtime error."""
+    sym = mx.sym.Custom(mx.sym.FullyConnected(V("data"), num_hidden=2, name="fc"), op_type="test_raising", name="r")
+    exe = sym.simple_bind(mx.cpu(), data=(2, 3), grad_req="null")
+    raises_naming(exe.forward, "test_raising", "forward raised ValueError: boom")
+    it = mx.io.NDArrayIter(np.ones((4, 3), np.float32), batch_size=2)
+    mod = mx.mod.Module(mx.sym.MakeLoss(sym), label_names=None)
+    raises_naming(lambda: mod.fit(it, num_epoch=1), "test_raising", "boom")

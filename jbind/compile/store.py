@@ -49,8 +49,9 @@ def build(key, make):
     its own cache serializes without its kernels' object code (XLA:CPU), so it is
     left to JAX's cache. Nor is one whose lowering called `unstorable()`.
     """
+    _local.storable = True
     if not _enabled[0] or jax.process_count() > 1:  # programs spanning workers: JAX's cache
-        return make()
+        return _surfacing(make())
     compiled = load(key)
     if compiled is not None:
         return compiled
@@ -67,7 +68,28 @@ def build(key, make):
         _local.tag = None
     if not _local.jax_cache_hit and _local.storable:
         save(key, compiled)
-    return compiled
+    return _surfacing(compiled)
+
+
+def _surfacing(compiled):
+    """`compiled`, or where it calls back into Python (not storable), a wrapper through which
+    an error the callback raised comes out as itself rather than as XLA's runtime error."""
+    return compiled if _local.storable else _HostCalls(compiled)
+
+
+class _HostCalls:
+    def __init__(self, compiled):
+        self._compiled = compiled
+
+    def __call__(self, *args):
+        try:
+            return self._compiled(*args)
+        except jax.errors.JaxRuntimeError as e:
+            from ..ops.custom import host_error
+            raise host_error(e) from None
+
+    def __getattr__(self, name):  # memory_analysis, ...
+        return getattr(self._compiled, name)
 
 
 def unstorable() -> None:
