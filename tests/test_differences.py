@@ -16,6 +16,24 @@ def test_slices_are_copies():
     assert a.asnumpy().sum() == 0
 
 
+def test_reshapes_are_copies():
+    """NDArray reshape and the inplace=True flatten / expand_dims / squeeze return copies."""
+    a = mx.nd.zeros((2, 1, 2))
+    for view in (a.reshape((4,)), a.flatten(inplace=True), a.expand_dims(0, inplace=True),
+                 a.squeeze(inplace=True)):
+        view[:] = 5
+    assert a.asnumpy().sum() == 0
+
+
+def test_symbols_are_hashable_and_take_inplace_operators():
+    """Symbols hash by identity and `s += 1` is `s = s + 1`; MXNet's are unhashable and refuse `+=`."""
+    s = mx.sym.Variable("s")
+    t = s
+    t += 1
+    assert {s: 0}[s] == 0
+    assert t is not s and t.list_arguments() == ["s"] and t.get_children().list_outputs() == ["s"]
+
+
 def test_composition_returns_a_new_symbol():
     """Symbol.__call__ composition returns a new symbol and leaves the original unchanged."""
     x = mx.sym.Variable("x")
