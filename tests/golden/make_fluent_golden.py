@@ -151,10 +151,10 @@ def debug_syms(mx):
         with mx.AttrScope(__mood__="x"):
             out["attrs"] = mx.sym.FullyConnected(mx.sym.var("d", shape=(2, 3), lr_mult=2), num_hidden=3,
                                                  name="fc", attr={"__lr_mult__": "3"})
-        bn1 = mx.sym.BatchNorm(a, name="bn1")
-        # an aux state read after BatchNorm wrote it: version 1 (jbind's BatchNorm takes no
-        # aux states by keyword, so two BatchNorms cannot share one here)
-        out["aux_read_after_write"] = mx.sym.BatchNorm(bn1, name="bn2") + bn1.get_internals()["bn1_moving_mean"]
+        m, v = mx.sym.var("m"), mx.sym.var("v")
+        bn1 = mx.sym.BatchNorm(a, moving_mean=m, moving_var=v, name="bn1")
+        bn2 = mx.sym.BatchNorm(bn1, moving_mean=m, moving_var=v, name="bn2")
+        out["shared_aux"] = bn2 + m  # versions 1, then 2 (two writers), then read at 2
         out["multi_output"] = mx.sym.SliceChannel(a, num_outputs=2, name="sc")
         out["internals"] = bn1.get_internals()
     return out
