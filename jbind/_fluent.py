@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import MXNetError
+from .base import MXNetError, NotImplementedForSymbol
 
 # Methods that are `op(self, *args, **kwargs)` for the op of the same name.
 FLUENT = tuple("""
@@ -28,18 +28,6 @@ RENAMED = {"astype": "cast"}  # Symbol.astype is the Cast op (NDArray defines it
 NDARRAY_ONLY = ("as_in_context", "asnumpy", "asscalar", "backward", "copy", "detach", "wait_to_read")
 
 Call = Callable[[str, object, tuple, dict], object]  # (op name, self, args, kwargs) -> result
-
-
-class NotImplementedForSymbol(MXNetError):
-    """A method that needs values called on a Symbol (MXNet's `mxnet.base.NotImplementedForSymbol`)."""
-
-    def __init__(self, function: str, alias: str | None = None, *args):
-        msg = f"Function {function}"
-        if alias:
-            msg += f' (namely operator "{alias}")'
-        if args:
-            msg += f" with arguments ({', '.join(str(type(a)) for a in args)})"
-        super().__init__(msg + " is not implemented for Symbol and only available in NDArray.")
 
 
 def _plain(op: str, call: Call):

@@ -5,6 +5,15 @@ import threading
 
 _local = threading.local()
 
+# The keys MXNet stores as `__key__` however they are given (nnvm's hidden keys).
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
+
+
+def hide(attrs: dict) -> dict:
+    """MXNet stores the hidden keys it is given bare (`lr_mult`, from `attr=` or an
+    AttrScope) as `__lr_mult__`, where the optimizer and `tojson` look for them."""
+    return {f"__{k}__" if k in HIDDEN_KEYS else k: v for k, v in attrs.items()}
+
 
 class AttrScope:
     """Attaches string attributes to every symbol created inside its `with` block."""

@@ -24,6 +24,18 @@ class ParamError(MXNetError, TypeError):
     """An operator got an unknown or malformed parameter."""
 
 
+class NotImplementedForSymbol(MXNetError):
+    """A method that needs values called on a Symbol (MXNet's `mxnet.base.NotImplementedForSymbol`)."""
+
+    def __init__(self, function: str, alias: str | None = None, *args):
+        msg = f"Function {function}"
+        if alias:
+            msg += f' (namely operator "{alias}")'
+        if args:
+            msg += f" with arguments ({', '.join(str(type(a)) for a in args)})"
+        super().__init__(msg + " is not implemented for Symbol and only available in NDArray.")
+
+
 class JbindWarning(RuntimeWarning):
     """Base class of jbind's warnings about degraded operation (it carries on)."""
 

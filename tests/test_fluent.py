@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jbind as mx
-from jbind._fluent import NotImplementedForSymbol
+from jbind.base import NotImplementedForSymbol
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 _spec = importlib.util.spec_from_file_location("make_fluent_golden", GOLDEN / "make_fluent_golden.py")

@@ -1,4 +1,5 @@
 import copy
+import json
 import pickle
 
 import numpy as np
@@ -194,3 +195,16 @@ def test_aux_states_by_name_or_after_the_arguments_as_mxnet():
 def test_a_bad_parameter_names_the_node():
     with pytest.raises(mx.base.MXNetError, match="FullyConnected 'fc7'"):
         mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden="many", name="fc7")
+
+
+def test_hidden_keys_of_op_nodes_are_stored_as_mxnet_stores_them():
+    """AttrScope(ctx_group=...) on an op node: `__ctx_group__` in the JSON, listed both ways,
+    and `attr('ctx_group')` finds it (MXNet 1.9.1)."""
+    with mx.AttrScope(ctx_group="dev1", mood="calm"):
+        net = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=2, name="s")
+        w = mx.sym.Variable("w", lr_mult=2)
+    node = json.loads(net.tojson())["nodes"][-1]["attrs"]
+    assert node == {"__ctx_group__": "dev1", "mood": "calm", "num_hidden": "2"}
+    assert net.list_attr() == {"__ctx_group__": "dev1", "ctx_group": "dev1", "mood": "calm", "num_hidden": "2"}
+    assert net.attr("ctx_group") == net.attr("__ctx_group__") == "dev1"
+    assert w.attr("lr_mult") == w.attr("__lr_mult__") == "2"

@@ -21,13 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import operator as _operator
+from ..attribute import HIDDEN_KEYS
 from .._memo import stable_hash
 from ..base import DTYPE_NP_TO_MX, MXNetError, ParamError
 from ._base import Op, register
-
-
-# The attributes MXNet keeps as `__key__` whatever they are set as (nnvm's hidden keys).
-_HIDDEN = frozenset({"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope"})
 
 
 class _Info(NamedTuple):
@@ -89,7 +86,7 @@ class Custom(Op):
         except (TypeError, ValueError):
             params = []
         if any(p.kind == p.VAR_KEYWORD for p in params):
-            return {k: v for k, v in attrs.items() if k not in _HIDDEN and not (k.startswith("__") and k.endswith("__"))}
+            return {k: v for k, v in attrs.items() if k not in HIDDEN_KEYS and not (k.startswith("__") and k.endswith("__"))}
         names = {"op_type"} | {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         return {k: v for k, v in attrs.items() if k in names}
 

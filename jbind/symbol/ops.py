@@ -64,7 +64,7 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     aux_names = tuple(op.aux_names)  # (Custom's depend on its op_type)
     inputs = inputs_by_name(cls.name, tuple(arg_names) + aux_names, args, sym_kwargs)
     node_name = _name.current().get(name, hint or cls.name.lower())
-    attrs = attribute.current().get(attr)
+    attrs = attribute.hide(attribute.current().get(attr))
     if extra_attrs:
         attrs.update(extra_attrs)
     attrs.update(param_attrs)

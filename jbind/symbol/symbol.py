@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import attribute
 from .. import _fluent
-from .._fluent import NotImplementedForSymbol
+from ..base import NotImplementedForSymbol
 from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
 from ._node import Node, topo_order
 from .graph import graph_of
@@ -124,7 +124,10 @@ class Symbol:
     def attr(self, key: str) -> Optional[str]:
         if len(self._heads) != 1:
             return None
-        return self._heads[0][0].attrs.get(key)
+        attrs = self._heads[0][0].attrs
+        if key in attribute.HIDDEN_KEYS and key not in attrs:  # MXNet reads `lr_mult` as `__lr_mult__`
+            key = f"__{key}__"
+        return attrs.get(key)
 
     def list_attr(self, recursive: bool = False) -> dict:
         if recursive:
@@ -146,7 +149,7 @@ class Symbol:
             if k in ("__shape__", "__dtype__"):
                 raise MXNetError(f"attribute {k} cannot be changed on an existing symbol")
         for n, _ in self._heads:
-            n.attrs.update(_hidden(kwargs))
+            n.attrs.update(attribute.hide(kwargs))
 
     # --- composition --------------------------------------------------------------
     def __call__(self, *args, **kwargs) -> "Symbol":
@@ -336,22 +339,13 @@ def _ops_module():
     return ops
 
 
-_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
-
-
 def _listed(attrs: dict) -> dict:
     """Attributes as MXNet lists them: hidden keys (`__lr_mult__`) also without underscores."""
     out = dict(attrs)
-    for k in _HIDDEN_KEYS:
+    for k in attribute.HIDDEN_KEYS:
         if f"__{k}__" in attrs:
             out[k] = attrs[f"__{k}__"]
     return out
-
-
-def _hidden(attrs: dict) -> dict:
-    """MXNet stores the hidden keys it is given bare (`lr_mult`, from `attr=` or an
-    AttrScope) as `__lr_mult__`, where the optimizer and `tojson` look for them."""
-    return {f"__{k}__" if k in _HIDDEN_KEYS else k: v for k, v in attrs.items()}
 
 
 def _scalar_hint(op_name: str) -> str:
@@ -370,7 +364,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """Create a symbolic variable (MXNet's `mx.sym.Variable` / `mx.sym.var`)."""
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
-    attrs = _hidden(attribute.current().get(attr))
+    attrs = attribute.hide(attribute.current().get(attr))
     if shape is not None:
         attrs["__shape__"] = str(tuple(int(d) for d in shape))
     if lr_mult is not None:
