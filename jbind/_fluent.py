@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import MXNetError, NotImplementedForSymbol
+from .base import NotImplementedForSymbol
 
 # Methods that are `op(self, *args, **kwargs)` for the op of the same name.
 FLUENT = tuple("""
@@ -62,11 +62,20 @@ def _diag(call: Call):
     return diag
 
 
+def split_v2_params(indices_or_sections, axis=0, squeeze_axis=False) -> dict:
+    """MXNet's `split_v2` arguments as the `_split_v2` op's parameters: split points
+    (a tuple; 0 is prepended) or a number of equal sections (an int)."""
+    if isinstance(indices_or_sections, int):
+        return {"indices": (), "sections": indices_or_sections, "axis": axis, "squeeze_axis": squeeze_axis}
+    if isinstance(indices_or_sections, tuple):
+        return {"indices": (0,) + indices_or_sections, "axis": axis, "squeeze_axis": squeeze_axis}
+    raise ValueError("indices_or_sections must either int or tuple of ints")
+
+
 def _split_v2(call: Call):
-    def split_v2(self, *args, **kwargs):
-        """Not available: jbind has no `_split_v2` operator."""
-        raise MXNetError("split_v2 needs the operator '_split_v2', which jbind does not implement; "
-                         "use split (SliceChannel, equal parts) or slice_axis")
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        """Split along `axis` at the points of a tuple, or into an int's number of equal parts."""
+        return call("_split_v2", self, (), split_v2_params(indices_or_sections, axis, squeeze_axis))
     return split_v2
 
 

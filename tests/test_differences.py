@@ -308,7 +308,8 @@ def test_inputs_mxnet_mishandles_are_clear_errors():
            (lambda: S.GroupNorm(V("a"), V("g"), V("b"), num_groups=2, name="gn").infer_shape(a=(2, 4, 3), g=(4,)),
             r"given \(4,\) but inferred \(2,\)"),
            (lambda: S.SVMOutput(V("a"), name="svm").infer_shape(a=(3,)), "at least 2 dimensions"),
-           (lambda: S.softmin(V("a"), use_length=True), "takes no length input")]
+           (lambda: S.softmin(V("a"), use_length=True), "takes no length input"),
+           (lambda: S.split_v2(V("a"), (2, 2), axis=1).infer_shape(a=(3, 4)), r"part 1 \[2:2\], which is empty")]
     for build, match in bad:
         with pytest.raises(mx.MXNetError, match=match):
             build()

@@ -95,6 +95,10 @@ CASES = [
          lambda data: list(data), {"data": (3, 2, 2)}),
     Case("split_neg_axis", lambda: S.split(V("data"), num_outputs=2, axis=-1, name="sc"),
          lambda data: np.split(data, 2, axis=-1), {"data": (2, 3, 4)}),
+    Case("split_v2_indices", lambda: S.split_v2(V("data"), (1, 4), axis=1),
+         lambda data: np.split(data, [1, 4], axis=1), {"data": (2, 6, 2)}),
+    Case("split_v2_sections", lambda: S.split_v2(V("data"), 2, axis=-1, squeeze_axis=False),
+         lambda data: np.split(data, 2, axis=-1), {"data": (2, 3, 4)}),
     # --- axis moves ------------------------------------------------------------------------
     Case("expand_dims", lambda: S.expand_dims(V("data"), axis=1, name="e"),
          lambda data: [data[:, None]], {"data": (3, 4)}),

@@ -11,3 +11,9 @@ globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet'
 
 __all__ = ["NDArray", "arange", "array", "concat", "empty", "full", "load", "load_frombuffer", "ones", "save",
            "waitall", "zeros"]
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """MXNet's `split_v2`: split `ary` along `axis` at a tuple's points, or into an int's
+    number of equal parts (each squeezed if `squeeze_axis`)."""
+    return ary.split_v2(indices_or_sections, axis, squeeze_axis)

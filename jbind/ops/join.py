@@ -1,4 +1,4 @@
-"""Joining and splitting: Concat, stack, SliceChannel (shape conventions: shape.py)."""
+"""Joining and splitting: Concat, stack, SliceChannel, _split_v2 (shape conventions: shape.py)."""
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -113,3 +113,61 @@ class SliceChannel(Op):
         if self.squeeze_axis:
             parts = [jnp.squeeze(p, axis=self.axis) for p in parts]
         return list(parts), aux
+
+
+@register
+class SplitV2(Op):
+    """Split `axis` at `indices` (which start at 0) or, with `sections` > 0, into that many
+    equal parts; each part squeezed if `squeeze_axis` (MXNet's `split_v2`)."""
+    name = "_split_v2"
+    indices: tuple[int, ...]
+    axis: int = 0
+    squeeze_axis: bool = False
+    sections: int = 0
+
+    def __post_init__(self):
+        if self.sections < 0:
+            raise ValueError(f"sections must not be negative, got {self.sections}")
+        if self.sections == 0 and not self.indices:
+            raise ValueError("give indices (split points, starting at 0) or sections > 0")
+
+    def outputs(self):
+        return tuple(f"output{i}" for i in range(self.sections or len(self.indices)))
+
+    def _bounds(self, size: int) -> list:
+        """The (start, end) of every part along an axis of `size`."""
+        if self.sections:
+            if size % self.sections:
+                raise ValueError(f"sections={self.sections} does not evenly divide the axis of size {size}")
+            step = size // self.sections
+            starts = [i * step for i in range(self.sections)]
+        else:
+            starts = list(self.indices)
+        ends = starts[1:] + [size]
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            if not 0 <= a < b <= size:
+                raise ValueError(f"indices {tuple(self.indices)} split an axis of size {size} into part {k} "
+                                 f"[{a}:{b}], which is empty or out of range")
+        return list(zip(starts, ends))
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if data is None or not data[_axis(self.axis, len(data), "axis")]:
+            return [data], list(outs), []
+        ax = _axis(self.axis, len(data), "axis")
+        shapes = []
+        for a, b in self._bounds(data[ax]):
+            if self.squeeze_axis and b - a != 1:
+                raise ValueError(f"squeeze_axis=True needs parts of size 1 along axis {ax}; part [{a}:{b}] of "
+                                 f"input {tuple(data)} has {b - a}")
+            mid = () if self.squeeze_axis else (b - a,)
+            shapes.append(data[:ax] + mid + data[ax + 1:])
+        return [data], shapes, []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        ax = _axis(self.axis, x.ndim, "axis")
+        parts = [x[(slice(None),) * ax + (slice(a, b),)] for a, b in self._bounds(x.shape[ax])]
+        if self.squeeze_axis:
+            parts = [jnp.squeeze(p, axis=ax) for p in parts]
+        return parts, aux

@@ -12,3 +12,9 @@ globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet
 from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """MXNet's `split_v2`: split `ary` along `axis` at a tuple's points, or into an int's
+    number of equal parts (each squeezed if `squeeze_axis`)."""
+    return ary.split_v2(indices_or_sections, axis, squeeze_axis)

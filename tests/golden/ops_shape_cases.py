@@ -72,6 +72,14 @@ def op_cases(mx):
     add("amp_multicast_int_first", S.amp_multicast(S.Cast(y, dtype="int32", name="yint"), h, num_outputs=2,
                                                    name="mc"), {"x": (2, 3), "y": (3,)},
         inputs={"x": ("uniform", -5.0, 5.0), "y": ("uniform", -5.0, 5.0)}, is_train=False, native=True)
+    # ------------------------------------------------------------ split_v2 (MXNet's Python function,
+    # which takes no name: each built under a fresh NameManager, so both name it _split_v20)
+    def fresh(build):
+        with mx.name.NameManager():
+            return build()
+    add("split_v2_indices", fresh(lambda: S.split_v2(x, (1, 3), axis=1)), {"x": (3, 4)})
+    add("split_v2_sections_squeeze", fresh(lambda: S.split_v2(x, 3, axis=0, squeeze_axis=True)), {"x": (3, 4)})
+    add("split_v2_negative_axis", fresh(lambda: S.split_v2(x, (2,), axis=-1)), {"x": (2, 5)})
     return cases
 
 
