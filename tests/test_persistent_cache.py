@@ -52,21 +52,26 @@ def _entries(path):
 
 
 def _fail_writes(monkeypatch, path, code, partial=False):
-    """Writes under `path` raise OSError(code), JAX's after writing half the bytes if `partial`."""
-    write, mkstemp = pathlib.Path.write_bytes, tempfile.mkstemp
+    """Writes under `path` raise OSError(code), JAX's after writing half the bytes if `partial`.
+    JAX writes through `jax._src.path.Path`: pathlib's, or etils' epath where that is installed."""
+    from jax._src import path as jax_path
+    mkstemp = tempfile.mkstemp
 
-    def fake_write(self, data):
-        if str(self).startswith(str(path)):
-            if partial:
-                write(self, data[:len(data) // 2])
-            raise OSError(code, os.strerror(code), str(self))
-        return write(self, data)
+    def failing(write):
+        def fake_write(self, data):
+            if str(self).startswith(str(path)):
+                if partial:
+                    write(self, data[:len(data) // 2])
+                raise OSError(code, os.strerror(code), str(self))
+            return write(self, data)
+        return fake_write
 
     def fake_mkstemp(*args, dir=None, **kw):
         if dir is not None and str(dir).startswith(str(path)):
             raise OSError(code, os.strerror(code), str(dir))
         return mkstemp(*args, dir=dir, **kw)
-    monkeypatch.setattr(pathlib.Path, "write_bytes", fake_write)
+    for cls in {pathlib.Path, jax_path.Path}:
+        monkeypatch.setattr(cls, "write_bytes", failing(cls.write_bytes))
     monkeypatch.setattr(tempfile, "mkstemp", fake_mkstemp)
 
 
