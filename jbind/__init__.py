@@ -25,7 +25,7 @@ try:
     from . import callback, module
     from . import module as mod
     from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
-    from . import kvstore  # noqa: F401
+    from . import kvstore, profiler  # noqa: F401
     from . import kvstore as kv  # noqa: F401
     from . import initializer as init  # noqa: F401
     from . import ndarray as nd
