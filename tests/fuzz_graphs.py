@@ -41,7 +41,8 @@ def op(*names):
 
 
 def table() -> dict:
-    import fuzz_ops_math  # noqa: F401  (registration)
+    import fuzz_ops_layout  # noqa: F401  (registration)
+    import fuzz_ops_math  # noqa: F401
     import fuzz_ops_more  # noqa: F401
     import fuzz_ops_nn  # noqa: F401
     import fuzz_ops_shape  # noqa: F401
