@@ -25,7 +25,8 @@ try:
     from . import callback, module
     from . import module as mod
     from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
-    from . import kvstore, profiler  # noqa: F401
+    from . import kvstore, profiler, visualization  # noqa: F401
+    from . import visualization as viz  # noqa: F401
     from . import kvstore as kv  # noqa: F401
     from . import initializer as init  # noqa: F401
     from . import ndarray as nd

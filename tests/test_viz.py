@@ -197,3 +197,7 @@ def test_repeated_names_warn(fake_graphviz):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         viz.plot_network(symbol("mlp"))
+
+
+def test_mx_viz_is_the_module():
+    assert mx.viz is mx.visualization is viz
