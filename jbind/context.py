@@ -49,6 +49,9 @@ class Context:
     def __hash__(self):
         return hash((self.device_type, self.device_id))
 
+    def __reduce__(self):  # the resolved JAX device does not pickle: a fresh Context looks it up again
+        return Context, (self.device_type, self.device_id)
+
     def __repr__(self):
         return f"{self.device_type}({self.device_id})"
 

@@ -200,8 +200,6 @@ class FeedForward:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_pred_exec"] = state["_pred_key"] = None
-        # fresh Contexts: one that has resolved its JAX device holds it, and Devices don't pickle
-        state["ctx"] = [Context(c.device_type, c.device_id) for c in self.ctx]
         return state
 
     def __setstate__(self, state):

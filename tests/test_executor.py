@@ -157,6 +157,14 @@ def test_context_errors():
     assert exe.outputs[0].context == mx.cpu(1)
 
 
+def test_a_context_pickles_after_its_device_was_looked_up():
+    import pickle
+    ctx = mx.cpu(1)
+    ctx.jax_device  # noqa: B018  (resolves and holds the JAX device, which does not pickle)
+    again = pickle.loads(pickle.dumps(ctx))
+    assert again == ctx and again.jax_device == ctx.jax_device
+
+
 def test_float32_products_are_traced_at_full_precision_unless_the_user_chose_one():
     """MXNet's float32 FullyConnected / Convolution are full float32; JAX's default lets a
     GPU use TF32. jbind traces with 'float32' unless jax_default_matmul_precision is set,
