@@ -1,0 +1,287 @@
+"""jbind.test_utils (MXNet's mx.test_utils) against MXNet 1.9.1, and MXNet-style op tests through it.
+
+Golden facts: tests/golden/test_utils/test_utils.json, written by
+tests/golden/make_test_utils_golden.py under MXNet; its recorders run here with jbind.
+"""
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import jbind as mx
+import jbind.test_utils as tu
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+_spec = importlib.util.spec_from_file_location("make_test_utils_golden", GOLDEN / "make_test_utils_golden.py")
+rec = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rec)
+REF = json.loads((GOLDEN / "test_utils" / "test_utils.json").read_text())
+
+
+def _json(x):
+    return json.loads(json.dumps(x))
+
+
+def _close(want, got, path=""):
+    """Equal structure; arrays equal to float32 rounding (the random draws themselves exactly)."""
+    if isinstance(want, dict) and "dtype" in want:
+        assert want["dtype"] == got["dtype"], path
+        np.testing.assert_allclose(np.array(got["data"]), np.array(want["data"]), rtol=1e-6, atol=1e-7, err_msg=path)
+    elif isinstance(want, dict):
+        assert sorted(want) == sorted(got), path
+        for k in want:
+            _close(want[k], got[k], f"{path}/{k}")
+    else:
+        assert want == got, path
+
+
+# --- MXNet's facts -----------------------------------------------------------------------------
+
+
+def test_default_tolerances_and_get_tols_match_mxnet():
+    assert _json(rec._plain(rec.tolerances(mx, tu))) == REF["tolerances"]
+
+
+def test_assert_almost_equal_messages_match_mxnet():
+    """The AssertionError text and the printed list of worst mismatches, character for character."""
+    got = rec.messages(mx, tu)
+    assert sorted(got) == sorted(REF["messages"])
+    for name, (msg, printed) in REF["messages"].items():
+        assert got[name][0] == msg, name
+        assert got[name][1] == printed, name
+
+
+def test_almost_equal_and_same_match_mxnet():
+    assert _json(rec._plain(rec.verdicts(mx, tu))) == REF["verdicts"]
+
+
+def test_seeded_random_helpers_draw_mxnet_values():
+    assert _json(rec.draws(mx, tu)) == REF["draws"]
+
+
+def test_symbolic_checks_draw_in_mxnets_order():
+    """After each check numpy's stream is where MXNet's is: a seeded test's later data is MXNet's."""
+    got = _json(rec.symbolic(mx, tu))
+    _close(REF["symbolic"], got)
+    for k in ("after_numeric", "after_numeric_nodes", "after_backward", "after_backward_add", "after_consistency"):
+        assert got[k] == REF["symbolic"][k], k
+
+
+# --- MXNet-style unit tests run through the helpers -----------------------------------------------
+
+
+def test_numeric_gradient_fully_connected_activation():
+    np.random.seed(0)
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    for act in ("tanh", "sigmoid", "softrelu"):
+        net = mx.sym.Activation(fc, act_type=act)
+        loc = [np.random.normal(size=s) for s in [(3, 5), (4, 5), (4,)]]
+        tu.check_numeric_gradient(net, loc, numeric_eps=1e-3, rtol=1e-2, atol=1e-3)
+
+
+def test_numeric_gradient_convolution_and_pooling():
+    np.random.seed(1)
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=2, pad=(1, 1), name="conv")
+    net = mx.sym.Pooling(conv, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    loc = {"data": np.random.normal(size=(1, 2, 4, 4)), "conv_weight": np.random.normal(size=(2, 2, 3, 3)),
+           "conv_bias": np.random.normal(size=(2,))}
+    tu.check_numeric_gradient(net, loc, numeric_eps=1e-3, rtol=1e-2, atol=1e-3)
+
+
+def test_numeric_gradient_batchnorm_with_aux_states():
+    """MXNet's test_operator.py checks BatchNorm this way (aux states reset before each forward)."""
+    np.random.seed(2)
+    net = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=False, name="bn")
+    loc = [np.random.normal(size=(4, 3)), np.random.uniform(0.5, 1.5, (3,)), np.random.normal(size=(3,))]
+    aux = [np.zeros(3), np.ones(3)]
+    tu.check_numeric_gradient(net, loc, aux, numeric_eps=1e-2, rtol=0.16, atol=1e-2)
+
+
+def test_numeric_gradient_grad_nodes_and_reqs():
+    np.random.seed(3)
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    loc = {"x": np.random.rand(2, 3), "y": np.random.rand(2, 3) + 0.5}
+    tu.check_numeric_gradient(x / y, loc, grad_nodes=["y"], rtol=1e-2, atol=1e-3)
+    tu.check_numeric_gradient(x / y, loc, grad_nodes={"x": "add", "y": "null"}, rtol=1e-2, atol=1e-3)
+
+
+def test_numeric_gradient_catches_a_wrong_gradient():
+    """BlockGrad's backward is zero, its forward the identity: the check must fail, naming both sides."""
+    np.random.seed(4)
+    x = mx.sym.Variable("x")
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        with pytest.raises(AssertionError) as e:
+            tu.check_numeric_gradient(mx.sym.BlockGrad(x) * 2, [np.random.rand(2, 2)])
+    msg = str(e.value)
+    assert "exceeds tolerance rtol=1.000000e-04, atol=1.000000e-03 (mismatch 100.000000%)" in msg
+    assert "Location of maximum error: (" in msg and "NUMERICAL_x=" in msg and "BACKWARD_x=0.00000000" in msg
+    assert "*** Maximum errors for vector of size 4:" in printed.getvalue()
+
+
+def test_check_symbolic_forward_and_backward_with_numpy_expectations():
+    np.random.seed(5)
+    lhs, rhs = mx.sym.Variable("lhs"), mx.sym.Variable("rhs")
+    a, b = np.random.rand(2, 3), np.random.rand(3, 4)
+    outs = tu.check_symbolic_forward(mx.sym.dot(lhs, rhs), [a, b], [a @ b])
+    assert isinstance(outs[0], mx.nd.NDArray)
+    dot = mx.sym.dot(lhs, rhs, name="dot")
+    tu.check_symbolic_forward(dot, {"lhs": a, "rhs": b}, {"dot_output": a @ b})
+    og = np.random.rand(2, 4)
+    grads = tu.check_symbolic_backward(mx.sym.dot(lhs, rhs), [a, b], [og], [og @ b.T, a.T @ og])
+    assert sorted(grads) == ["lhs", "rhs"]
+    # a loss head: backward without head gradients
+    data, label = mx.sym.Variable("data"), mx.sym.Variable("label")
+    x = np.random.normal(size=(3, 4))
+    y = np.array([0, 3, 1])
+    p = np.exp(x) / np.exp(x).sum(1, keepdims=True)
+    net = mx.sym.SoftmaxOutput(data, label, name="sm")
+    tu.check_symbolic_forward(net, {"data": x, "label": y}, {"sm_output": p})
+    tu.check_symbolic_backward(net, {"data": x, "label": y}, None, {"data": p - np.eye(4)[y]},
+                               grad_req={"data": "write", "label": "null"})
+
+
+def test_check_symbolic_with_aux_states_and_dtypes():
+    np.random.seed(6)
+    net = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=False, use_global_stats=True, name="bn")
+    x, gamma, beta = np.random.normal(size=(2, 3)), np.random.rand(3) + 0.5, np.random.rand(3)
+    mean, var = np.random.rand(3), np.random.rand(3) + 0.5
+    want = (x - mean) / np.sqrt(var + 1e-3) * gamma + beta
+    tu.check_symbolic_forward(net, [x, gamma, beta], [want], aux_states=[mean, var])
+    tu.check_symbolic_forward(net, [x, gamma, beta], [want], aux_states={"bn_moving_mean": mean,
+                              "bn_moving_var": var})
+    relu = mx.sym.relu(mx.sym.Variable("x"))
+    for dtype in (np.float16, np.float64):
+        tu.check_symbolic_forward(relu, [x], [np.maximum(x, 0)], dtype=dtype)
+    f32 = [v.astype(np.float32) for v in (x, gamma, beta, mean, var)]
+    outs = tu.check_symbolic_forward(net, f32[:3], [want], aux_states=f32[3:], dtype="asnumpy")
+    assert outs[0].dtype == np.float32
+
+
+def test_check_consistency_across_cpu0_and_cpu1():
+    np.random.seed(7)
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    sym = mx.sym.tanh(mx.sym.broadcast_mul(a, b), name="act")  # float16 on CPU: MXNet runs it too
+    types = [np.float16, np.float32, np.float32]
+    ctx_list = [{"ctx": c, "a": (2, 3), "b": (1, 3), "type_dict": {"a": t, "b": t}}
+                for c, t in zip([mx.cpu(0), mx.cpu(1), mx.cpu(0)], types)]
+    gt = tu.check_consistency(sym, ctx_list, scale=0.5)
+    assert sorted(gt) == ["a", "act_output", "b"]
+    # the reference is the first of the most precise runs: cpu(1)'s float32
+    assert gt["act_output"].context == mx.cpu(1) and gt["act_output"].dtype == np.float32
+    fc = mx.sym.FullyConnected(mx.sym.Variable("fc_data"), num_hidden=3, name="fc")
+    tu.check_consistency(fc, [{"ctx": mx.cpu(0), "fc_data": (2, 4)}, {"ctx": mx.cpu(1), "fc_data": (2, 4)}],
+                         grad_req="add")
+
+
+def test_check_consistency_reports_a_difference():
+    x = mx.sym.Variable("x")
+    ctx_list = [{"ctx": mx.cpu(0), "x": (2, 2)}, {"ctx": mx.cpu(1), "x": (2, 2)}]
+    truth = {"_mulscalar0_output": mx.nd.ones((2, 2)), "x": mx.nd.ones((2, 2))}
+    with mx.name.NameManager():
+        sym = x * 2
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with pytest.raises(AssertionError):
+            tu.check_consistency(sym, ctx_list, ground_truth=truth)
+        tu.check_consistency(sym, ctx_list, ground_truth=truth, raise_on_err=False)  # prints, goes on
+
+
+def test_simple_forward_and_default_context():
+    x = mx.sym.Variable("x")
+    out = tu.simple_forward(mx.sym.sqrt(x), x=np.array([4.0, 9.0]))
+    np.testing.assert_allclose(out, [2, 3])
+    assert len(tu.simple_forward(mx.sym.Group([x * 2, x + 1]), x=np.ones(2))) == 2
+    assert tu.default_context() == mx.cpu(0) and tu.default_dtype() is np.float32
+    try:
+        tu.set_default_context(mx.cpu(1))
+        assert tu.default_context() == mx.cpu(1) == mx.current_context()
+        assert tu.rand_ndarray((2,)).context == mx.cpu(1)
+        with mx.cpu(0):
+            assert tu.default_context() == mx.cpu(0)
+        assert tu.default_context() == mx.cpu(1)
+    finally:
+        tu.set_default_context(mx.cpu(0))
+
+
+def test_small_helpers():
+    assert list(tu.list_gpus()) == list(range(mx.context.num_gpus()))
+    a = mx.nd.ones((2,))
+    assert tu.same_array(a, a) and not tu.same_array(a, a.copy())
+    assert np.array_equal(a.asnumpy(), [1, 1])
+    tu.assert_almost_equal_ignore_nan(np.array([1.0, np.nan]), np.array([1.0, 5.0]))
+    tu.assert_almost_equal_with_err(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 9.0]), etol=0.4)
+    with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
+        tu.assert_almost_equal_with_err(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 9.0]), etol=0.2)
+    with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
+        tu.assert_allclose(np.float64(1.0), np.float64(1.0 + 1e-6))
+    tu.assert_almost_equal(mx.nd.array([1, 0]) > 0, mx.nd.array([2, 0]) > 0)  # same values: exact
+    tu.assert_almost_equal(np.array([True, False]), np.array([True, False]))
+    calls = []
+
+    @tu.retry(3)
+    def flaky():
+        calls.append(1)
+        assert len(calls) == 2
+    flaky()
+    assert len(calls) == 2
+    with tu.environment("JBIND_TEST_UTILS_X", "1"):
+        assert os.environ["JBIND_TEST_UTILS_X"] == "1"
+        with tu.environment({"JBIND_TEST_UTILS_X": None}):
+            assert "JBIND_TEST_UTILS_X" not in os.environ
+    assert "JBIND_TEST_UTILS_X" not in os.environ
+    assert tu.random_sample([1, 2, 3], 0) == []
+    assert len(tu.random_uniform_arrays((2,), (3, 1), low=-1, high=1)) == 2
+
+
+def test_discard_stderr(capfd):
+    with tu.discard_stderr():
+        os.write(2, b"hidden\n")
+    os.write(2, b"shown\n")
+    assert capfd.readouterr().err == "shown\n"
+
+
+def test_clear_errors():
+    with pytest.raises(mx.MXNetError, match="dense .* only"):
+        tu.rand_ndarray((2, 2), stype="csr")
+    with pytest.raises(mx.MXNetError, match="does not download"):
+        tu.get_mnist()
+    with pytest.raises(mx.MXNetError, match="does not download"):
+        tu.download("http://example.com/x")
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    with pytest.raises(ValueError, match="do not match"):
+        tu.check_symbolic_forward(x + y, {"x": np.ones(2)}, [np.ones(2)])
+    with pytest.raises(mx.MXNetError, match="single-output"):
+        tu.check_numeric_gradient(mx.sym.Group([x, y]), [np.ones(2), np.ones(2)])
+    with pytest.raises(ValueError, match="dtype"):
+        tu.check_symbolic_forward(x, [np.ones(2)], [np.ones(2)], dtype=np.int32)
+
+
+# --- deliberate differences -----------------------------------------------------------------------
+
+
+def test_assert_exception_fails_when_nothing_is_raised():
+    """assert_exception(f, AssertionError) fails when f raises nothing (MXNet's passes: its own assert is caught)."""
+    tu.assert_exception(lambda: 1 / 0, ZeroDivisionError)
+    with pytest.raises(AssertionError, match="did not raise"):
+        tu.assert_exception(lambda: None, AssertionError)
+
+
+def test_float32_tolerances_on_gpu_stay_float32():
+    """float32 on a GPU keeps float32's tolerances (MXNet uses float16's on A100-class GPUs, for TF32)."""
+    class OnGpu:
+        dtype = np.float32
+        ctx = mx.gpu(0)
+    assert tu.get_tols(OnGpu(), OnGpu(), None, None) == (1e-4, 1e-3)
+
+
+def test_failing_assert_leaves_numpy_print_options():
+    """A failing assert_almost_equal leaves numpy's print options (MXNet sets threshold=4, suppress=True)."""
+    before = np.get_printoptions()
+    with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
+        tu.assert_almost_equal(np.zeros(10), np.ones(10))
+    assert np.get_printoptions() == before
