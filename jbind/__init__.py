@@ -27,6 +27,7 @@ try:
     from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
     from . import kvstore, profiler, visualization  # noqa: F401
     from . import visualization as viz  # noqa: F401
+    from . import test_utils  # noqa: F401
     from . import kvstore as kv  # noqa: F401
     from . import initializer as init  # noqa: F401
     from . import ndarray as nd

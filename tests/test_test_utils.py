@@ -285,3 +285,7 @@ def test_failing_assert_leaves_numpy_print_options():
     with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
         tu.assert_almost_equal(np.zeros(10), np.ones(10))
     assert np.get_printoptions() == before
+
+
+def test_mx_test_utils_is_the_module():
+    assert mx.test_utils is tu
