@@ -1,8 +1,9 @@
 """`mx.io`: DataDesc, DataBatch, DataIter, NDArrayIter and ResizeIter, as MXNet 1.x's.
 
 Arrays are jbind NDArrays. As in MXNet, numpy inputs become float32 NDArrays unless they
-are NDArrays already. Not provided: the C++ iterators (CSVIter, ImageRecordIter, ...),
-PrefetchingIter, sparse and h5py inputs.
+are NDArrays already. MXNet's C++ iterators CSVIter and MNISTIter are in io_iters.py.
+Not provided: the other C++ iterators (ImageRecordIter, LibSVMIter, ...), sparse and
+h5py inputs.
 """
 from __future__ import annotations
 
@@ -407,3 +408,6 @@ def __getattr__(name):  # PrefetchingIter lives in jbind/prefetch.py (it needs t
         from .prefetch import PrefetchingIter
         return PrefetchingIter
     raise AttributeError(name)
+
+
+from .io_iters import CSVIter, MNISTIter, MXDataIter  # noqa: E402,F401 (they need DataIter above)
