@@ -328,7 +328,7 @@ class CSVIter(MXDataIter):
             label = label[:n]
             if math.prod(lshape) == 1:
                 label = label.reshape(n)
-        self._data, self._label = data, label
+        self._data, self._label, self._index = data, label, np.arange(n, dtype=np.uint64)
         self._n, self._bs = n, bs
         # MXNet's batch loader fills one buffer in place: slots it does not fill keep old rows
         self._buf = (np.zeros((bs,) + data.shape[1:], data.dtype), np.zeros((bs,) + label.shape[1:], label.dtype),
@@ -338,7 +338,7 @@ class CSVIter(MXDataIter):
         super().__init__(data_name, label_name)
 
     def _fill(self, top, start, k):
-        for buf, src in zip(self._buf, (self._data, self._label, np.arange(self._n, dtype=np.uint64))):
+        for buf, src in zip(self._buf, (self._data, self._label, self._index)):
             buf[top:top + k] = src[start:start + k]
 
     def _advance(self) -> bool:
