@@ -28,6 +28,7 @@ try:
     from . import kvstore, profiler, visualization  # noqa: F401
     from . import visualization as viz  # noqa: F401
     from . import test_utils  # noqa: F401
+    from . import recordio  # noqa: F401
     from . import kvstore as kv  # noqa: F401
     from . import initializer as init  # noqa: F401
     from . import ndarray as nd

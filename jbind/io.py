@@ -410,4 +410,5 @@ def __getattr__(name):  # PrefetchingIter lives in jbind/prefetch.py (it needs t
     raise AttributeError(name)
 
 
-from .io_iters import CSVIter, MNISTIter, MXDataIter  # noqa: E402,F401 (they need DataIter above)
+from .io_iters import CSVIter, MXDataIter  # noqa: E402,F401 (they need DataIter above)
+from .io_mnist import MNISTIter  # noqa: E402,F401

@@ -12,7 +12,7 @@ import pytest
 
 import jbind as mx
 from jbind.base import MXNetError
-from jbind.io_iters import mxnet_shuffle_order
+from jbind.io_mnist import mxnet_shuffle_order
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 IO = os.path.join(GOLDEN, "io")

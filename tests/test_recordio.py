@@ -285,3 +285,9 @@ def test_image_helpers_need_opencv(monkeypatch):
         recordio.pack_img(IRHeader(0, 1, 2, 0), np.zeros((2, 2, 3), np.uint8))
     with pytest.raises(ImportError, match="need OpenCV"):
         recordio.unpack_img(recordio.pack(IRHeader(0, 1, 2, 0), b""))
+
+
+def test_mx_recordio_is_the_module():
+    import jbind as mx
+    import jbind.recordio
+    assert mx.recordio is jbind.recordio
