@@ -253,7 +253,7 @@ def test_mnist_batch_larger_than_data_is_an_error(tmp_path):
 
 def test_mnist_logs_unless_silent(tmp_path, caplog):
     img, lab = _mnist(tmp_path)
-    with caplog.at_level("INFO", logger="jbind.io_iters"):
+    with caplog.at_level("INFO", logger="jbind.io_mnist"):
         mx.io.MNISTIter(image=img, label=lab, batch_size=2, shuffle=False)
         mx.io.MNISTIter(image=img, label=lab, batch_size=2, silent=True)
     assert [r.getMessage() for r in caplog.records] == ["MNISTIter: load 4 images, shuffle=0, shape=(2, 1, 2, 2)"]
