@@ -25,10 +25,7 @@ try:
     from . import callback, module
     from . import module as mod
     from . import initializer, lr_scheduler, metric, optimizer  # noqa: F401
-    from . import kvstore, profiler, visualization  # noqa: F401
-    from . import visualization as viz  # noqa: F401
-    from . import test_utils  # noqa: F401
-    from . import recordio  # noqa: F401
+    from . import kvstore  # noqa: F401
     from . import kvstore as kv  # noqa: F401
     from . import initializer as init  # noqa: F401
     from . import ndarray as nd
@@ -47,5 +44,22 @@ finally:
 _gc.freeze()
 
 __version__ = "0.1.0"
+
+# Modules a training script rarely needs load on first use (`mx.viz`, `mx.test_utils`, ...).
+_LAZY = {"profiler": "profiler", "recordio": "recordio", "test_utils": "test_utils",
+         "visualization": "visualization", "viz": "visualization"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'jbind' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 __all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",
            "current_context", "gpu", "name", "nd", "ndarray", "num_gpus", "operator", "random", "sym", "symbol"]

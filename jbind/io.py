@@ -403,12 +403,11 @@ class NDArrayIter(DataIter):
         self.label = [(k, _array(v.asnumpy()[self.idx], v.context)) for k, v in self.label]
 
 
-def __getattr__(name):  # PrefetchingIter lives in jbind/prefetch.py (it needs this module)
-    if name == "PrefetchingIter":
-        from .prefetch import PrefetchingIter
-        return PrefetchingIter
+_ELSEWHERE = {"PrefetchingIter": "prefetch", "CSVIter": "io_iters", "MXDataIter": "io_iters", "MNISTIter": "io_mnist"}
+
+
+def __getattr__(name):  # iterators in modules of their own (they need this one), loaded on first use
+    if name in _ELSEWHERE:
+        import importlib
+        return getattr(importlib.import_module(f"..{_ELSEWHERE[name]}", __name__), name)
     raise AttributeError(name)
-
-
-from .io_iters import CSVIter, MXDataIter  # noqa: E402,F401 (they need DataIter above)
-from .io_mnist import MNISTIter  # noqa: E402,F401
