@@ -31,29 +31,53 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()
 
 
-def atomic_write_bytes(path: str, data: bytes) -> None:
-    """Write `data` to `path` atomically: temp file, fsync, rename, fsync of the folder."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{base}.", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _lock(f.fileno(), block=True)
-            if hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), FILE_MODE)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-            os.replace(tmp, path)  # inside `with`: the lock holds until the name is gone
-    except BaseException:
+class AtomicFile:
+    """A file written under a temp name beside `path` (locked while it is written) that
+    `commit()` syncs and renames to `path`; until then, a file at `path` stays as it was.
+    `abort()` (or a failure inside `with`) removes the temp file."""
+
+    def __init__(self, path: str):
+        self.path = os.fspath(path)
+        self._folder = os.path.dirname(os.path.abspath(self.path))
+        fd, self._tmp = tempfile.mkstemp(prefix=f".tmp-{os.path.basename(self.path)}.", dir=self._folder)
+        self.file = os.fdopen(fd, "wb")
+        _lock(self.file.fileno(), block=True)
+        if hasattr(os, "fchmod"):
+            os.fchmod(self.file.fileno(), FILE_MODE)
+
+    def commit(self) -> None:
         try:
-            os.unlink(tmp)
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            os.replace(self._tmp, self.path)  # before closing: the lock holds until the name is gone
+        except BaseException:
+            self.abort()
+            raise
+        self.file.close()
+        _fsync_dir(self._folder)
+        remove_stale_temps(self.path)
+
+    def abort(self) -> None:
+        self.file.close()
+        try:
+            os.unlink(self._tmp)
         except OSError:
             pass
-        raise
-    _fsync_dir(folder)
-    remove_stale_temps(path)
+
+    def __enter__(self):
+        return self.file
+
+    def __exit__(self, kind, *rest):
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    """Write `data` to `path` atomically: temp file, fsync, rename, fsync of the folder."""
+    with AtomicFile(path) as f:
+        f.write(data)
 
 
 def remove_stale_temps(path: str) -> list:

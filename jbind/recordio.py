@@ -11,11 +11,12 @@ the magic back between them. So a reader that finds a magic number at a part bou
 knows a record starts there. A record is shorter than 2**29 bytes.
 
 An .idx file is text, one `key<TAB>offset` line per record written with `write_idx`.
-MXNet writes it through a plain file as records go; jbind writes it at `close()`,
-atomically (temp file, fsync, rename), after the .rec is synced, so an .idx on disk is
-whole and never points past the data. Opening for writing truncates the .rec and
-replaces the .idx with an empty one at once, as MXNet's truncation does: an index of the
-file being rewritten never survives a crash.
+A writer writes the .rec under a temp name beside it and, at `close()`, syncs it and
+renames it over the old one; then it writes the whole .idx atomically (the old .idx is
+removed just before the rename). MXNet truncates both files at open and writes as records
+go. So until `close()` the files on disk are the old ones, whole; a crash between the
+rename and the index leaves a new .rec without an .idx (an error naming it), never the
+new data behind an old index.
 
 Differences from MXNet: bad input raises `MXNetError` naming the file, the offset and what
 was wrong (MXNet: "Invalid RecordIO File", AssertionError for a read on a writer);
@@ -33,7 +34,7 @@ from collections import namedtuple
 import numpy as np
 
 from .base import MXNetError
-from .io_util import atomic_write_text
+from .io_util import AtomicFile, atomic_write_text
 
 MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
@@ -65,7 +66,7 @@ class MXRecordIO:
 
     Args:
         uri: path of the .rec file.
-        flag: 'w' to write (the file is truncated at once) or 'r' to read.
+        flag: 'w' to write (the old file stands until close()) or 'r' to read.
     """
 
     def __init__(self, uri, flag: str):
@@ -83,7 +84,8 @@ class MXRecordIO:
             raise ValueError("Invalid flag %s" % self.flag)
         self.writable = self.flag == "w"
         try:
-            self._f = open(self.uri, "wb" if self.writable else "rb")
+            self._atomic = AtomicFile(self.uri) if self.writable else None
+            self._f = self._atomic.file if self.writable else open(self.uri, "rb")
         except FileNotFoundError as e:
             raise RecordIOFileNotFound(f"{type(self).__name__}: {self.uri!r}: no such file") from e
         except OSError as e:
@@ -129,15 +131,21 @@ class MXRecordIO:
         f, self._f = self._f, None
         self.is_open = False
         self.pid = None
-        try:
-            if self.writable:
-                f.flush()
-                os.fsync(f.fileno())
-        finally:
+        if self.writable:
+            self._commit()
+        else:
             f.close()
 
+    def _commit(self) -> None:
+        """The written file takes the .rec's name (synced, renamed: until now the old one stood)."""
+        atomic, self._atomic = self._atomic, None
+        try:
+            atomic.commit()
+        except OSError as e:
+            raise MXNetError(f"{type(self).__name__}: cannot write {self.uri!r}: {e.strerror or e}") from e
+
     def reset(self) -> None:
-        """Back to the first record (a writer: truncate the file)."""
+        """Back to the first record (a writer: what it wrote so far is saved, and it starts over)."""
         self.close()
         self.open()
 
@@ -215,7 +223,6 @@ class MXIndexedRecordIO(MXRecordIO):
         self.keys = []
         self._lines = []
         if self.writable:
-            self._write_index("")
             return
         try:
             with open(self.idx_path) as f:
@@ -239,6 +246,14 @@ class MXIndexedRecordIO(MXRecordIO):
         """Close the .rec; a writer then writes the whole .idx atomically."""
         if not self.is_open:
             return
+        if self.writable:  # no moment with the new .rec beside the old .idx: the old one goes first
+            try:
+                os.unlink(self.idx_path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise MXNetError(f"MXIndexedRecordIO: cannot replace index {self.idx_path!r}: "
+                                 f"{e.strerror or e}") from e
         super().close()
         if self.writable:
             self._write_index("".join(self._lines))

@@ -3,6 +3,7 @@ import json
 import os
 import pickle
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -266,17 +267,33 @@ def test_pickle_reader_and_refuse_writer(tmp_path):
 
 
 def test_index_is_written_whole_at_close(tmp_path):
-    """The old .idx is emptied when the .rec is truncated, and written atomically at close()."""
+    """Until close() the old .rec and .idx stand as they were; then both are the new ones."""
     rec, idx = tmp_path / "a.rec", tmp_path / "a.idx"
-    idx.write_text("0\t0\n1\t12\n")
     w = MXIndexedRecordIO(str(idx), str(rec), "w")
-    assert idx.read_text() == "" and rec.read_bytes() == b""
+    w.write_idx(0, b"old")
+    w.close()
+    old_rec, old_idx = rec.read_bytes(), idx.read_text()
+    w = MXIndexedRecordIO(str(idx), str(rec), "w")
     w.write_idx(0, b"first")
     w.write_idx(1, b"second")
-    assert idx.read_text() == ""
+    assert rec.read_bytes() == old_rec and idx.read_text() == old_idx
     w.close()
     assert idx.read_text() == "0\t0\n1\t16\n"
     assert sorted(os.listdir(tmp_path)) == ["a.idx", "a.rec"]  # no temp file left
+
+
+def test_a_writer_killed_midway_leaves_the_old_files(tmp_path):
+    rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
+    w = MXIndexedRecordIO(idx, rec, "w")
+    w.write_idx(5, b"kept")
+    w.close()
+    code = ("import os, sys\nfrom jbind.recordio import MXIndexedRecordIO\n"
+            "w = MXIndexedRecordIO(sys.argv[1], sys.argv[2], 'w')\n"
+            "w.write_idx(0, b'lost' * 1000)\nos._exit(1)\n")
+    subprocess.run([sys.executable, "-c", code, idx, rec], check=False)
+    r = MXIndexedRecordIO(idx, rec, "r")
+    assert r.keys == [5] and r.read_idx(5) == b"kept"
+    r.close()
 
 
 def test_image_helpers_need_opencv(monkeypatch):
