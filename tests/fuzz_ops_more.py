@@ -36,7 +36,7 @@ def regression(g, name, bad):
     return g.emit(name, {}, [x, label], lambda a, lab: a, [(v.shape, v.lo, v.hi)], exact=v.exact)
 
 
-@op("MakeLoss")
+@op("MakeLoss", "make_loss")
 def make_loss(g, name, bad):
     return _same(g, name, {}, g.arg(), lambda a: a, exact=True)
 

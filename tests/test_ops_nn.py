@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -94,9 +96,12 @@ CASES = [
     Case("mae_regression", lambda: mx.sym.MAERegressionOutput(V("data"), name="lr"),
          lambda data, lr_label: [data], {"data": (4, 1)},
          ref_grad=lambda data, lr_label: {"data": np.sign(data - lr_label)}, no_grad=("lr_label",)),
-    Case("make_loss", lambda: mx.sym.MakeLoss(mx.sym.square(V("data")), name="ml", normalization="batch"),
+    Case("MakeLoss", lambda: mx.sym.MakeLoss(mx.sym.square(V("data")), name="ml", normalization="batch"),
          lambda data: [data * data], {"data": (4, 3)},
          ref_grad=lambda data: {"data": 2 * data / 4}),
+    Case("make_loss", lambda: mx.sym.make_loss(mx.sym.square(V("data")), name="ml"),
+         lambda data: [data * data], {"data": (4, 3)},
+         ref_grad=lambda data: {"data": 2 * data}),
     Case("batchnorm_train", lambda: mx.sym.BatchNorm(V("data"), fix_gamma=False, eps=1e-3, name="bn"),
          lambda data, bn_gamma, bn_beta: [(data - data.mean(axis=(0, 2), keepdims=True))
                                           / np.sqrt(data.var(axis=(0, 2), keepdims=True) + 1e-3)
@@ -148,3 +153,17 @@ def test_softmax_use_length_and_dtype_as_mxnet():
         mx.nd.softmax(x, mx.nd.array([[1, 2], [3, 0]]), use_length=True)
     with pytest.raises(mx.base.ParamError, match="log_softmax takes no length input"):
         mx.sym.log_softmax(mx.sym.Variable("x"), use_length=True)
+
+
+def test_make_loss_is_its_own_op_as_in_mxnet():
+    """MXNet 1.9.1: `make_loss` is not `MakeLoss`: its node is 'make_loss' in the JSON and its
+    output `<name>_loss`; the gradient is ones whatever the head gradient."""
+    s = mx.sym.make_loss(V("x") * 2, name="ml")
+    assert s.list_outputs() == ["ml_loss"]
+    assert [n["op"] for n in json.loads(s.tojson())["nodes"]] == ["null", "_mul_scalar", "make_loss"]
+    assert mx.sym.load_json(s.tojson()).list_outputs() == ["ml_loss"]
+    exe = s.simple_bind(mx.cpu(), x=(2,))
+    exe.arg_dict["x"][:] = np.array([1.0, 3.0])
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), [2.0, 6.0])
+    exe.backward(mx.nd.array([5.0, 7.0]))
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [2.0, 2.0])

@@ -185,7 +185,7 @@ class MAERegressionOutput(_Regression):
         return jnp.sign(out - label)
 
 
-@register(aliases=("make_loss",))
+@register
 class MakeLoss(Op):
     """Identity forward; backward `grad_scale` (divided by the batch or valid count)."""
     grad_scale: float = 1.0
@@ -201,6 +201,22 @@ class MakeLoss(Op):
             if self.normalization == "valid":
                 return ones / jnp.maximum(jnp.sum(out > self.valid_thresh), 1)
             return ones
+        x = ins[0]
+        return [_loss_vjp(lambda d: d, grad)(x, jnp.zeros((), x.dtype))], aux
+
+
+@register
+class make_loss(Op):
+    """MXNet's `make_loss`, a separate op from `MakeLoss`: no parameters, identity forward,
+    gradient ones whatever the head gradient, its output named `loss` (`<name>_loss`)."""
+    is_loss = True
+
+    def outputs(self):
+        return ("loss",)
+
+    def lower(self, ins, aux, is_train, key):
+        def grad(out, data, label, g):
+            return jnp.ones(out.shape, out.dtype)
         x = ins[0]
         return [_loss_vjp(lambda d: d, grad)(x, jnp.zeros((), x.dtype))], aux
 
