@@ -2,7 +2,8 @@
 (number parameters) and the `_sample_*` ops (Symbol / NDArray parameters, one draw set
 per parameter element), with MXNet's signatures and defaults: `exponential` takes a scale,
 `mx.nd` draws shape (1,) when none is given, `multinomial` returns probabilities by
-default in `mx.sym` only."""
+default in `mx.sym` only. The `<dist>_like` samplers are the `_random_<dist>_like` ops
+themselves (`exponential_like` takes the rate `lam`, as MXNet's)."""
 from __future__ import annotations
 
 import numbers
@@ -75,4 +76,8 @@ def wrappers(ops: dict, tensor, imperative: bool) -> dict:
         return ops["_shuffle"](data, **kwargs)
 
     out.update(randn=randn, multinomial=multinomial, shuffle=shuffle)
+    if not imperative:  # MXNet's generated mx.sym.random.<dist>_like names its nodes <dist>_like<n>
+        from .symbol.ops import _constructor
+        out.update({d + "_like": _constructor(f"_random_{d}_like", hint=d + "_like")
+                    for d in _DISTRIBUTIONS if d != "randint"})
     return out

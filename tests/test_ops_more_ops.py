@@ -1,0 +1,152 @@
+"""More operators of MXNet 1.9.1: the `_random_*_like` samplers (jbind/ops/sampling.py),
+khatri_rao (jbind/ops/khatri_rao.py), im2col and col2im (jbind/ops/conv_more.py).
+
+The samplers draw from jax.random, not MXNet's stream: their check_op sample multiplies
+the draws by zero, their distributions are checked by the moments of seeded draws (as
+tests/test_ops_sampling.py). Behaviours marked "MXNet 1.9.1" were checked against it;
+tests/golden/ops_more/ holds MXNet's own values of the deterministic ops.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import jbind as mx
+from helpers import Case, check_op, raises_naming
+from jbind.ops import REGISTRY
+
+V = mx.sym.Variable
+S = mx.sym
+N = 4000  # draws per distribution in the moment tests
+
+# ------------------------------------------------------------------ _random_*_like
+LIKE = {  # distribution: (parameters, mean, variance), as test_ops_sampling's RANDOM
+    "uniform": (dict(low=-1, high=3), 1.0, 16 / 12),
+    "normal": (dict(loc=2, scale=0.5), 2.0, 0.25),
+    "gamma": (dict(alpha=2.5, beta=0.8), 2.0, 1.6),  # shape, scale
+    "exponential": (dict(lam=4), 0.25, 1 / 16),  # the rate, as MXNet's exponential_like
+    "poisson": (dict(lam=3.5), 3.5, 3.5),
+    "negative_binomial": (dict(k=3, p=0.4), 4.5, 11.25),
+    "generalized_negative_binomial": (dict(mu=2, alpha=0.3), 2.0, 3.2),
+}
+DISCRETE = ("poisson", "negative_binomial", "generalized_negative_binomial")
+
+
+def _like_group():
+    """Every `_random_*_like` op drawing in x's shape, times w. The check_op sample runs it
+    with w = 0 (the draws vanish), the other tests with w = 1: one graph, one compile."""
+    x, w = V("x"), V("w")
+    return S.Group([S.broadcast_mul(getattr(S.random, d + "_like")(x, name=d, **p), w, name="w_" + d)
+                    for d, (p, _, _) in LIKE.items()])
+
+
+LIKE_SHAPES = {"x": (2, N // 2), "w": (1,)}
+
+
+def _run(sym, values, seed=3, is_train=False):
+    mx.random.seed(seed)
+    exe = sym.simple_bind(mx.cpu(), grad_req="null", **{k: np.shape(v) for k, v in values.items()})
+    return [o.asnumpy() for o in exe.forward(is_train=is_train, **values)]
+
+
+def _like_run(x, seed):
+    return _run(_like_group(), {"x": np.asarray(x, np.float32), "w": np.ones(1, np.float32)}, seed)
+
+
+CASES = [
+    Case("random_like_draws_times_zero", _like_group, lambda x, w: [np.zeros(x.shape)] * len(LIKE),
+         LIKE_SHAPES, inputs={"w": np.zeros(1)}, grad=False),
+    # a point distribution (low == high); MXNet 1.9.1: data's gradient is zero
+    Case("uniform_like_point_zero_gradient", lambda: S.random.uniform_like(V("x"), low=2, high=2),
+         lambda x: [np.full(x.shape, 2.0)], {"x": (2, 3)}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case):
+    check_op(case)
+
+
+def test_like_ops_are_mxnets():
+    like = {n for n in REGISTRY if n.startswith("_random_") and n.endswith("_like")}
+    assert like == {f"_random_{d}_like" for d in LIKE}
+    for d, (p, _, _) in LIKE.items():
+        assert REGISTRY[f"_random_{d}_like"].param_names() == tuple(p)
+        # MXNet 1.9.1: mx.sym.random.<d>_like names its node <d>_like<n>, takes data then the parameters
+        s = getattr(S.random, d + "_like")(V("x"), *p.values())
+        assert re.fullmatch(d + r"_like\d+", s.name) and s.list_arguments() == ["x"]
+        assert f'"op": "_random_{d}_like"' in s.tojson()
+        assert getattr(mx.nd.random, d + "_like") is not None
+
+
+@pytest.fixture(scope="module")
+def like_draws():
+    return dict(zip(LIKE, _like_run(np.full(LIKE_SHAPES["x"], 7.0), seed=3)))
+
+
+@pytest.mark.parametrize("dist", LIKE)
+def test_like_draws_have_the_distribution(like_draws, dist):
+    _, mean, var = LIKE[dist]
+    x = like_draws[dist]
+    assert x.shape == (2, N // 2) and x.dtype == np.float32
+    x = x.ravel().astype(np.float64)
+    m, v = x.mean(), x.var()
+    se_v = np.std((x - m) ** 2) / np.sqrt(len(x))
+    assert abs(m - mean) < 5 * np.sqrt(var / len(x)), f"{dist}: mean {m} vs {mean}"
+    assert abs(v - var) < 5 * se_v, f"{dist}: variance {v} vs {var}"
+    if dist in DISCRETE:
+        np.testing.assert_array_equal(x, np.round(x))
+    if dist == "uniform":
+        assert -1 <= x.min() and x.max() < 3
+
+
+def test_like_draws_ignore_the_values_and_repeat_with_the_seed():
+    shape = LIKE_SHAPES["x"]
+    a = _like_run(np.zeros(shape), seed=11)
+    b = _like_run(np.random.default_rng(0).normal(size=shape), seed=11)
+    c = _like_run(np.zeros(shape), seed=12)
+    for d, u, v, w in zip(LIKE, a, b, c):
+        np.testing.assert_array_equal(u, v, err_msg=d)
+        if d not in DISCRETE:
+            assert not np.array_equal(u, w), d
+
+
+def test_like_training_steps_draw_anew():
+    exe = S.random.normal_like(V("x")).simple_bind(mx.cpu(), x=(6,))
+    mx.random.seed(1)
+    first, second = [exe.forward(is_train=True)[0].asnumpy() for _ in range(2)]
+    assert not np.array_equal(first, second)
+
+
+def test_like_shapes_and_dtypes_match_mxnet():
+    x, y = V("x"), V("y")
+    u = S.random.uniform_like(x)
+    assert u.infer_shape(x=(2, 3)) == ([(2, 3)], [(2, 3)], [])
+    assert (u + y).infer_shape(y=(4, 5))[0] == [(4, 5), (4, 5)]  # MXNet 1.9.1: both ways
+    # MXNet 1.9.1: the output has data's dtype
+    assert S.random.gamma_like(x).infer_type(x="float16") == ([np.float16], [np.float16], [])
+    assert (S.random.poisson_like(x) + y).infer_type(y="float16")[0] == [np.float16, np.float16]
+    out = mx.nd.random.normal_like(mx.nd.ones((3, 2), dtype="float16"), 1, 0.1)
+    assert out.shape == (3, 2) and out.dtype == np.float16
+    # MXNet 1.9.1: exponential_like takes the rate (random.exponential takes the scale)
+    assert abs(mx.nd.random.exponential_like(mx.nd.ones((N,)), lam=10).asnumpy().mean() - 0.1) < 0.01
+
+
+def test_like_bad_parameters_and_inputs_raise_naming_the_op():
+    P = mx.base.ParamError
+    # MXNet 1.9.1 checks the parameters as the `_random_*` ops do
+    for make, needles in [
+        (lambda: S.random.uniform_like(low=1, high=0), ["_random_uniform_like", "low (1.0)", "high (0.0)"]),
+        (lambda: S.random.normal_like(scale=0), ["_random_normal_like", "scale", "positive"]),
+        (lambda: S.random.gamma_like(alpha=0), ["_random_gamma_like", "alpha"]),
+        (lambda: S.random.exponential_like(lam=0), ["_random_exponential_like", "lam"]),
+        (lambda: S.random.poisson_like(lam=-1), ["_random_poisson_like", "lam", "non-negative"]),
+        (lambda: S.random.negative_binomial_like(k=-1), ["_random_negative_binomial_like", "k"]),
+        (lambda: S.random.negative_binomial_like(p=0), ["_random_negative_binomial_like", "p must be in (0, 1]"]),
+        (lambda: S.random.generalized_negative_binomial_like(mu=-1), ["_random_generalized_negative_binomial_like"]),
+        (lambda: S.random.uniform_like(shape=(2,)), ["_random_uniform_like", "shape"]),
+    ]:
+        raises_naming(make, *needles, cls=P)
+    # MXNet 1.9.1 infers int32 and fails in the forward ("only support floating point types")
+    raises_naming(lambda: S.random.uniform_like(V("x"), name="u").infer_type(x="int32"),
+                  "_random_uniform_like", "'u'", "int32", cls=mx.base.DTypeError)
