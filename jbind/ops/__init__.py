@@ -4,8 +4,8 @@ from ._base import ALIASES, REGISTRY, Op, get_op, register
 from . import nn, loss  # noqa: F401  (registration)
 
 for _m in ("elemwise", "broadcast", "reduce", "shape", "join", "indexing", "norm", "sequence", "rnn_op", "conv",
-           "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "ctc", "sampling", "custom",
-           "optimizer_ops"):
+           "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "linalg_more", "ctc", "sampling",
+           "custom", "optimizer_ops"):
     try:
         __import__(f"{__name__}.{_m}")
     except ModuleNotFoundError as _e:
