@@ -53,12 +53,33 @@ def _like_run(x, seed):
     return _run(_like_group(), {"x": np.asarray(x, np.float32), "w": np.ones(1, np.float32)}, seed)
 
 
+# ------------------------------------------------------------------ khatri_rao
+def _khatri_rao_ref(*mats):
+    """Column k: the Kronecker product of the matrices' k-th columns."""
+    cols = []
+    for k in range(mats[0].shape[1]):
+        col = np.ones(1)
+        for m in mats:
+            col = np.kron(col, m[:, k])
+        cols.append(col)
+    return np.stack(cols, axis=1)
+
+
+def _khatri_rao_case(id, shapes):
+    names = list(shapes)
+    return Case(id, lambda: S.khatri_rao(*[V(n) for n in names], name="kr"),
+                lambda **v: [_khatri_rao_ref(*[v[n] for n in names])], shapes)
+
+
 CASES = [
     Case("random_like_draws_times_zero", _like_group, lambda x, w: [np.zeros(x.shape)] * len(LIKE),
          LIKE_SHAPES, inputs={"w": np.zeros(1)}, grad=False),
     # a point distribution (low == high); MXNet 1.9.1: data's gradient is zero
     Case("uniform_like_point_zero_gradient", lambda: S.random.uniform_like(V("x"), low=2, high=2),
          lambda x: [np.full(x.shape, 2.0)], {"x": (2, 3)}),
+    # MXNet 1.9.1 cannot differentiate khatri_rao; jbind's gradient is the product's
+    _khatri_rao_case("khatri_rao_three", {"a": (2, 3), "b": (3, 3), "c": (2, 3)}),
+    _khatri_rao_case("khatri_rao_one", {"a": (3, 2)}),
 ]
 
 
@@ -150,3 +171,37 @@ def test_like_bad_parameters_and_inputs_raise_naming_the_op():
     # MXNet 1.9.1 infers int32 and fails in the forward ("only support floating point types")
     raises_naming(lambda: S.random.uniform_like(V("x"), name="u").infer_type(x="int32"),
                   "_random_uniform_like", "'u'", "int32", cls=mx.base.DTypeError)
+
+
+# ------------------------------------------------------------------ khatri_rao
+def test_khatri_rao_matches_mxnets_example():
+    a = mx.nd.array([[1, -1], [2, -3]])
+    b = mx.nd.array([[1, 4], [2, 5], [3, 6]])
+    np.testing.assert_array_equal(mx.nd.khatri_rao(a, b).asnumpy(),
+                                  [[1, -4], [2, -5], [3, -6], [2, -12], [4, -15], [6, -18]])
+
+
+def test_khatri_rao_shapes_names_and_dtypes_match_mxnet():
+    a, b, c = V("a"), V("b"), V("c")
+    k = S.khatri_rao(a, b, c)
+    assert re.fullmatch(r"khatri_rao\d+", k.name) and k.list_arguments() == ["a", "b", "c"]
+    assert '"num_args": "3"' in k.tojson()
+    assert S.khatri_rao(num_args=2, name="k").list_arguments() == ["k_arg0", "k_arg1"]
+    assert k.infer_shape(a=(2, 3), b=(4, 3), c=(1, 3)) == ([(2, 3), (4, 3), (1, 3)], [(8, 3)], [])
+    assert k.infer_type(a="float64") == ([np.float64] * 3, [np.float64], [])
+    out = mx.nd.khatri_rao(mx.nd.ones((2, 3), dtype="float16"), mx.nd.ones((1, 3), dtype="float16"))
+    assert out.shape == (2, 3) and out.dtype == np.float16
+
+
+def test_khatri_rao_bad_shapes_raise_naming_the_op():
+    a, b = V("a"), V("b")
+    k = S.khatri_rao(a, b, name="kr")
+    raises_naming(lambda: k.infer_shape(a=(2, 3), b=(4, 2)), "khatri_rao", "'kr'", "columns", "(4, 2)",
+                  cls=mx.base.ShapeError)
+    # MXNet 1.9.1 reads only dims 0 and 1 of a 3-D input's shape (then fails in the forward)
+    raises_naming(lambda: k.infer_shape(a=(2, 3, 1), b=(4, 3)), "khatri_rao", "'kr'", "matrix", "(2, 3, 1)",
+                  cls=mx.base.ShapeError)
+    raises_naming(lambda: k.infer_shape(a=(3,), b=(4, 3)), "khatri_rao", "matrix", cls=mx.base.ShapeError)
+    # MXNet 1.9.1 infers int32 and fails in the forward ("Not implmented!")
+    raises_naming(lambda: k.infer_type(a="int32"), "khatri_rao", "'kr'", "int32", cls=mx.base.DTypeError)
+    raises_naming(lambda: S.khatri_rao(num_args=0), "khatri_rao", "num_args", cls=mx.base.ParamError)
