@@ -7,7 +7,6 @@ and checked by tests/test_zoo_golden.py. Well-conditioned matrices are built ins
 graph from the drawn values: symmetric positive definite ones as syrk(a) + makediag(d),
 triangular ones with a diagonal away from zero as a + makediag(d).
 """
-import numpy as np  # noqa: F401  (kept so the module's only import is numpy)
 
 DIAG = ("uniform", 2.0, 3.0)
 
