@@ -68,16 +68,20 @@ def _lower_sym(a):
     return low + _t(jnp.tril(a, -1))
 
 
+def _read_lower(a):
+    """A as LAPACK reads a symmetric matrix (its lower triangle mirrored), its gradient flowing
+    to A's symmetric part: MXNet's potrf and syevd gradients are symmetric matrices."""
+    sym = 0.5 * (a + _t(a))
+    return sym + jax.lax.stop_gradient(_lower_sym(a) - sym)
+
+
 @register(aliases=("linalg_potrf",))
 class _linalg_potrf(_Square):
     """Cholesky factor L (lower triangular, A = L L^T) of symmetric positive definite A; reads A's
     lower triangle, and its gradient is symmetric, as MXNet's."""
 
     def lower(self, ins, aux, is_train, key):
-        a = ins[0]
-        sym = 0.5 * (a + _t(a))
-        x = sym + jax.lax.stop_gradient(_lower_sym(a) - sym)
-        return [jax.lax.linalg.cholesky(x, symmetrize_input=False)], aux
+        return [jax.lax.linalg.cholesky(_read_lower(ins[0]), symmetrize_input=False)], aux
 
 
 @register(aliases=("linalg_potri",))
@@ -409,8 +413,9 @@ class _linalg_gelqf(_LinalgOp):
 
 @register(aliases=("linalg_syevd",))
 class _linalg_syevd(_LinalgOp):
-    """Eigendecomposition A = U^T diag(L) U of each symmetric matrix: outputs U (eigenvectors as
-    rows, each signed so its largest-magnitude entry is positive, as MXNet's) and L (ascending)."""
+    """Eigendecomposition A = U^T diag(L) U of each symmetric matrix (its lower triangle read, its
+    gradient symmetric): outputs U (eigenvectors as rows, each signed so its largest-magnitude
+    entry is positive, as MXNet's) and L (ascending)."""
 
     def outputs(self):
         return ("output0", "output1")
@@ -423,7 +428,7 @@ class _linalg_syevd(_LinalgOp):
         return [a], [a, tuple(a[:-1])], []
 
     def lower(self, ins, aux, is_train, key):
-        w, v = jnp.linalg.eigh(ins[0])
+        w, v = jnp.linalg.eigh(_read_lower(ins[0]), symmetrize_input=False)
         u = _t(v)
         big = jnp.take_along_axis(u, jnp.argmax(jnp.abs(u), axis=-1)[..., None], axis=-1)
         u = u * jax.lax.stop_gradient(jnp.where(big < 0, -1.0, 1.0).astype(u.dtype))

@@ -25,6 +25,9 @@ def op_cases(mx):
     dg = {"d": DIAG}
     add("potrf", L.potrf(spd, name="potrf"), {"a": (3, 3), "d": (3,)}, inputs=dg)
     add("potrf_batch", L.potrf(spd, name="potrf"), {"a": (2, 4, 4), "d": (2, 4)}, inputs=dg)
+    # MXNet reads A's lower triangle (an upper one added here is ignored) and its gradient is symmetric
+    add("potrf_reads_lower", L.potrf(spd + L.maketrian(b, offset=1, name="up"), name="potrf"),
+        {"a": (3, 3), "d": (3,), "b": (3,)}, inputs=dg)
     add("potri", L.potri(tri, name="potri"), {"a": (3, 3), "d": (3,)}, inputs=dg)
     add("potri_of_potrf_batch", L.potri(L.potrf(spd, name="potrf"), name="potri"), {"a": (2, 3, 3), "d": (2, 3)},
         inputs=dg)
@@ -60,6 +63,7 @@ def op_cases(mx):
         {"x": (6,)})
     add("gelqf", L.gelqf(x, name="lq"), {"x": (2, 3, 4)})
     add("syevd", L.syevd(x + S.swapaxes(x, dim1=1, dim2=2), name="ev"), {"x": (2, 4, 4)})
+    add("syevd_reads_lower", L.syevd(x, name="ev"), {"x": (3, 3)})
     return cases
 
 
