@@ -71,6 +71,64 @@ def _khatri_rao_case(id, shapes):
                 lambda **v: [_khatri_rao_ref(*[v[n] for n in names])], shapes)
 
 
+# ------------------------------------------------------------------ im2col / col2im
+def _geometry(kernel, stride, dilate, pad):
+    n = len(kernel)
+    return tuple(stride) or (1,) * n, tuple(dilate) or (1,) * n, tuple(pad) or (0,) * n
+
+
+def _block_counts(size, kernel, stride, dilate, pad):
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, s, d, p in zip(size, kernel, stride, dilate, pad))
+
+
+def _im2col_ref(x, kernel, stride=(), dilate=(), pad=()):
+    """Element (n, c * prod(kernel) + j, b) is padded x at n, c, b * stride + j * dilate."""
+    stride, dilate, pad = _geometry(kernel, stride, dilate, pad)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    blocks = _block_counts(x.shape[2:], kernel, stride, dilate, pad)
+    out = np.zeros((x.shape[0], x.shape[1], int(np.prod(kernel)), int(np.prod(blocks))))
+    for j, off in enumerate(np.ndindex(*kernel)):
+        for b, pos in enumerate(np.ndindex(*blocks)):
+            at = tuple(q * s + o * d for q, s, o, d in zip(pos, stride, off, dilate))
+            out[:, :, j, b] = xp[(slice(None), slice(None)) + at]
+    return out.reshape(x.shape[0], -1, out.shape[-1])
+
+
+def _col2im_ref(col, output_size, kernel, stride=(), dilate=(), pad=()):
+    """Each column element added where _im2col_ref reads it; the padding cropped."""
+    stride, dilate, pad = _geometry(kernel, stride, dilate, pad)
+    blocks = _block_counts(output_size, kernel, stride, dilate, pad)
+    n, k = col.shape[0], int(np.prod(kernel))
+    col = col.reshape(n, -1, k, col.shape[-1])
+    img = np.zeros((n, col.shape[1]) + tuple(a + 2 * p for a, p in zip(output_size, pad)))
+    for j, off in enumerate(np.ndindex(*kernel)):
+        for b, pos in enumerate(np.ndindex(*blocks)):
+            at = tuple(q * s + o * d for q, s, o, d in zip(pos, stride, off, dilate))
+            img[(slice(None), slice(None)) + at] += col[:, :, j, b]
+    return img[(slice(None), slice(None)) + tuple(slice(p, p + a) for a, p in zip(output_size, pad))]
+
+
+BLOCKS = [  # id, image shape, parameters (1-D and 3-D: MXNet 1.9.1's CPU kernels fail on them)
+    ("2d", (2, 2, 4, 5), dict(kernel=(2, 3))),
+    ("2d_stride_dilate_pad", (1, 2, 5, 4), dict(kernel=(2, 2), stride=(2, 1), dilate=(1, 2), pad=(1, 2))),
+    ("1d", (2, 2, 7), dict(kernel=(3,), stride=(2,), pad=(1,))),
+    ("3d", (1, 2, 3, 2, 4), dict(kernel=(2, 1, 2), stride=(1, 2, 1), dilate=(1, 1, 2), pad=(0, 1, 0))),
+]
+
+
+def _block_cases():
+    out = []
+    for id, shape, kw in BLOCKS:
+        stride, dilate, pad = _geometry(kw["kernel"], kw.get("stride", ()), kw.get("dilate", ()), kw.get("pad", ()))
+        blocks = _block_counts(shape[2:], kw["kernel"], stride, dilate, pad)
+        col_shape = (shape[0], shape[1] * int(np.prod(kw["kernel"])), int(np.prod(blocks)))
+        out.append(Case("im2col_" + id, lambda kw=kw: S.im2col(V("x"), **kw),
+                        lambda x, kw=kw: [_im2col_ref(x, **kw)], {"x": shape}))
+        out.append(Case("col2im_" + id, lambda kw=kw, size=shape[2:]: S.col2im(V("x"), output_size=size, **kw),
+                        lambda x, kw=kw, size=shape[2:]: [_col2im_ref(x, size, **kw)], {"x": col_shape}))
+    return out
+
+
 CASES = [
     Case("random_like_draws_times_zero", _like_group, lambda x, w: [np.zeros(x.shape)] * len(LIKE),
          LIKE_SHAPES, inputs={"w": np.zeros(1)}, grad=False),
@@ -80,6 +138,7 @@ CASES = [
     # MXNet 1.9.1 cannot differentiate khatri_rao; jbind's gradient is the product's
     _khatri_rao_case("khatri_rao_three", {"a": (2, 3), "b": (3, 3), "c": (2, 3)}),
     _khatri_rao_case("khatri_rao_one", {"a": (3, 2)}),
+    *_block_cases(),
 ]
 
 
@@ -205,3 +264,56 @@ def test_khatri_rao_bad_shapes_raise_naming_the_op():
     # MXNet 1.9.1 infers int32 and fails in the forward ("Not implmented!")
     raises_naming(lambda: k.infer_type(a="int32"), "khatri_rao", "'kr'", "int32", cls=mx.base.DTypeError)
     raises_naming(lambda: S.khatri_rao(num_args=0), "khatri_rao", "num_args", cls=mx.base.ParamError)
+
+
+# ------------------------------------------------------------------ im2col / col2im
+def test_im2col_col2im_shapes_names_and_parameters_match_mxnet():
+    x = V("x")
+    i = S.im2col(x, kernel=(2, 3), name="i")
+    assert i.list_arguments() == ["x"] and '"kernel": "(2, 3)"' in i.tojson()
+    assert i.infer_shape(x=(2, 2, 4, 5)) == ([(2, 2, 4, 5)], [(2, 12, 9)], [])
+    assert S.im2col(x, kernel=(2, 3), stride=(2, 1), dilate=(1, 2), pad=(1, 0)).infer_shape(x=(2, 2, 4, 5))[1] == \
+        [(2, 12, 3)]
+    c = S.col2im(x, (3, 5), (2, 3), name="c")  # MXNet's order: output_size, kernel, stride, dilate, pad
+    assert c.infer_shape(x=(2, 12, 6)) == ([(2, 12, 6)], [(2, 2, 3, 5)], [])
+    assert (c + V("o")).infer_shape_partial(o=(2, 2, 3, 5))[0][0] == (2, 12, 6)  # MXNet 1.9.1: both ways
+    assert REGISTRY["im2col"].declared_params() == ("kernel", "stride", "dilate", "pad")
+    assert REGISTRY["col2im"].declared_params() == ("output_size", "kernel", "stride", "dilate", "pad")
+    # MXNet 1.9.1: any dtype, kept
+    assert S.im2col(x, kernel=(2, 2)).infer_type(x="int32")[1] == [np.int32]
+    # col2im sums overlapping blocks: it is im2col's transpose, <im2col(x), y> = <x, col2im(y)>
+    rng = np.random.default_rng(0)
+    img, cols = rng.normal(size=(1, 2, 4, 5)), rng.normal(size=(1, 12, 9))
+    left = (mx.nd.im2col(mx.nd.array(img), kernel=(2, 3)).asnumpy() * cols).sum()
+    right = (img * mx.nd.col2im(mx.nd.array(cols), output_size=(4, 5), kernel=(2, 3)).asnumpy()).sum()
+    assert left == pytest.approx(right, rel=1e-5)
+
+
+def test_im2col_col2im_bad_shapes_and_parameters_raise_naming_the_op():
+    x = V("x")
+    i = S.im2col(x, kernel=(5, 3), name="i")
+    # MXNet 1.9.1: "kernel size exceed input"
+    raises_naming(lambda: i.infer_shape(x=(2, 2, 4, 5)), "im2col", "'i'", "kernel (5)", "dim 0 (4)",
+                  cls=mx.base.ShapeError)
+    # MXNet 1.9.1 reads a mis-ranked input's leading dims and returns a wrong shape (or fails later)
+    raises_naming(lambda: S.im2col(x, kernel=(2,), name="i").infer_shape(x=(2, 2, 4, 5)), "im2col", "'i'",
+                  "(2, 2, 4, 5)", "3 dims", cls=mx.base.ShapeError)
+    c = S.col2im(x, output_size=(3, 5), kernel=(2, 3), name="c")
+    raises_naming(lambda: c.infer_shape(x=(2, 13, 6)), "col2im", "'c'", "multiple", "6",
+                  cls=mx.base.ShapeError)
+    raises_naming(lambda: c.infer_shape(x=(2, 12, 4)), "col2im", "'c'", "blocks 6", "(3, 5)",
+                  cls=mx.base.ShapeError)
+    raises_naming(lambda: c.infer_shape(x=(2, 12)), "col2im", "'c'", "3 dims", cls=mx.base.ShapeError)
+    raises_naming(lambda: S.col2im(x, output_size=(1, 3), kernel=(2, 3), name="c").infer_shape(x=(2, 12, 1)),
+                  "col2im", "kernel (2)", "output_size", cls=mx.base.ShapeError)
+    P = mx.base.ParamError
+    for make, needles in [
+        (lambda: S.im2col(kernel=(2, 3), stride=(1,)), ["im2col", "stride (1,)", "kernel (2, 3)"]),
+        (lambda: S.im2col(kernel=(0, 3)), ["im2col", "kernel (0, 3)", "positive"]),
+        (lambda: S.im2col(kernel=(2, 3), stride=(0, 1)), ["im2col", "stride (0, 1)", "positive"]),
+        (lambda: S.im2col(kernel=(1, 1, 1, 1)), ["im2col", "1, 2 or 3 dims"]),
+        (lambda: S.im2col(), ["im2col", "kernel"]),
+        (lambda: S.col2im(output_size=(4,), kernel=(2, 3)), ["col2im", "output_size (4,)", "kernel (2, 3)"]),
+        (lambda: S.col2im(kernel=(2, 3)), ["col2im", "output_size"]),
+    ]:
+        raises_naming(make, *needles, cls=P)
