@@ -201,3 +201,14 @@ def test_shape_errors(build, shapes, words):
 def test_dtype_error():
     raises_naming(lambda: L.inverse(V("a")).infer_type(a="float16"), "_linalg_inverse", "float32 and float64",
                   cls=mx.base.MXNetError)
+
+
+def test_failed_factorizations_give_nans_not_errors():
+    """Deliberate difference: MXNet raises at run time when potrf meets a matrix that is not
+    positive definite or inverse a singular one; inside a compiled graph jbind cannot, so the
+    results hold nan / inf (det of a singular matrix is 0 in both)."""
+    not_pd = mx.nd.array([[1.0, 2.0], [2.0, 1.0]])
+    assert np.isnan(mx.nd.linalg.potrf(not_pd).asnumpy()).any()
+    singular = mx.nd.array([[1.0, 2.0], [2.0, 4.0]])
+    assert not np.isfinite(mx.nd.linalg.inverse(singular).asnumpy()).all()
+    assert mx.nd.linalg.det(singular).asnumpy() == pytest.approx([0.0])
