@@ -411,7 +411,7 @@ class _linalg_gelqf(_LinalgOp):
         return [_t(q), _t(r)], aux
 
 
-@register(aliases=("linalg_syevd",))
+@register  # MXNet 1.9.1 has no linalg_syevd alias (mx.sym.linalg.syevd is _linalg_syevd)
 class _linalg_syevd(_LinalgOp):
     """Eigendecomposition A = U^T diag(L) U of each symmetric matrix (its lower triangle read, its
     gradient symmetric): outputs U (eigenvectors as rows, each signed so its largest-magnitude
