@@ -109,24 +109,29 @@ def _col2im_ref(col, output_size, kernel, stride=(), dilate=(), pad=()):
 
 
 BLOCKS = [  # id, image shape, parameters (1-D and 3-D: MXNet 1.9.1's CPU kernels fail on them)
-    ("2d", (2, 2, 4, 5), dict(kernel=(2, 3))),
-    ("2d_stride_dilate_pad", (1, 2, 5, 4), dict(kernel=(2, 2), stride=(2, 1), dilate=(1, 2), pad=(1, 2))),
-    ("1d", (2, 2, 7), dict(kernel=(3,), stride=(2,), pad=(1,))),
-    ("3d", (1, 2, 3, 2, 4), dict(kernel=(2, 1, 2), stride=(1, 2, 1), dilate=(1, 1, 2), pad=(0, 1, 0))),
+    ("2d", (2, 2, 3, 4), dict(kernel=(2, 3))),
+    ("2d_stride_dilate_pad", (1, 1, 5, 4), dict(kernel=(2, 2), stride=(2, 1), dilate=(1, 2), pad=(1, 2))),
+    ("1d", (1, 2, 7), dict(kernel=(3,), stride=(2,), pad=(1,))),
+    ("3d", (1, 1, 3, 2, 4), dict(kernel=(2, 1, 2), stride=(1, 2, 1), dilate=(1, 1, 2), pad=(0, 1, 0))),
 ]
 
 
 def _block_cases():
-    out = []
+    """im2col of every BLOCKS geometry in one graph, col2im of every one in another (one
+    compile each): inputs x_<id>."""
+    shapes, col_shapes = {}, {}
     for id, shape, kw in BLOCKS:
         stride, dilate, pad = _geometry(kw["kernel"], kw.get("stride", ()), kw.get("dilate", ()), kw.get("pad", ()))
         blocks = _block_counts(shape[2:], kw["kernel"], stride, dilate, pad)
-        col_shape = (shape[0], shape[1] * int(np.prod(kw["kernel"])), int(np.prod(blocks)))
-        out.append(Case("im2col_" + id, lambda kw=kw: S.im2col(V("x"), **kw),
-                        lambda x, kw=kw: [_im2col_ref(x, **kw)], {"x": shape}))
-        out.append(Case("col2im_" + id, lambda kw=kw, size=shape[2:]: S.col2im(V("x"), output_size=size, **kw),
-                        lambda x, kw=kw, size=shape[2:]: [_col2im_ref(x, size, **kw)], {"x": col_shape}))
-    return out
+        shapes["x_" + id] = shape
+        col_shapes["x_" + id] = (shape[0], shape[1] * int(np.prod(kw["kernel"])), int(np.prod(blocks)))
+    return [
+        Case("im2col_1d_2d_3d", lambda: S.Group([S.im2col(V("x_" + id), **kw) for id, _, kw in BLOCKS]),
+             lambda **v: [_im2col_ref(v["x_" + id], **kw) for id, _, kw in BLOCKS], shapes),
+        Case("col2im_1d_2d_3d",
+             lambda: S.Group([S.col2im(V("x_" + id), output_size=shape[2:], **kw) for id, shape, kw in BLOCKS]),
+             lambda **v: [_col2im_ref(v["x_" + id], shape[2:], **kw) for id, shape, kw in BLOCKS], col_shapes),
+    ]
 
 
 CASES = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import jax
 import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape
@@ -145,8 +146,14 @@ class col2im(_Blocks):
         blocks = self._blocks(size, "output_size")
         n, c = x.shape[0], x.shape[1] // math.prod(self.kernel)
         cols = x.reshape((n, c, math.prod(self.kernel)) + blocks)
-        out = jnp.zeros((n, c) + tuple(a + 2 * b for a, b in zip(size, p)), x.dtype)
+        _, st, _, _ = self._geometry()
+        padded = tuple(a + 2 * b for a, b in zip(size, p))
+        out = None
         for j, off in enumerate(self._offsets()):
-            out = out.at[self._slices(off, blocks)].add(cols[:, :, j])
+            # block j's elements spread `stride` apart from `off`, zeros elsewhere (a pad, no scatter)
+            spread = [(0, 0, 0), (0, 0, 0)] + [(o, t - o - (s * (b - 1) + 1), s - 1)
+                                               for o, t, s, b in zip(off, padded, st, blocks)]
+            part = jax.lax.pad(cols[:, :, j], jnp.zeros((), x.dtype), spread)
+            out = part if out is None else out + part
         crop = (slice(None), slice(None)) + tuple(slice(b, b + a) for a, b in zip(size, p))
         return [out[crop]], aux
