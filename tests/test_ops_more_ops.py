@@ -320,5 +320,6 @@ def test_im2col_col2im_bad_shapes_and_parameters_raise_naming_the_op():
         (lambda: S.im2col(), ["im2col", "kernel"]),
         (lambda: S.col2im(output_size=(4,), kernel=(2, 3)), ["col2im", "output_size (4,)", "kernel (2, 3)"]),
         (lambda: S.col2im(kernel=(2, 3)), ["col2im", "output_size"]),
+        (lambda: S.col2im(output_size=(0, 4), kernel=(2, 3)), ["col2im", "output_size (0, 4)", "positive"]),
     ]:
         raises_naming(make, *needles, cls=P)

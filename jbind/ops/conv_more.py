@@ -27,7 +27,7 @@ class _Blocks(Op):
             if v and len(v) != len(k):
                 raise ValueError(f"{what} {fmt_shape(v)} must have as many dims as kernel {fmt_shape(k)}")
         for what, v, least in [("kernel", k, 1), ("stride", self.stride, 1), ("dilate", self.dilate, 1),
-                               ("pad", self.pad, 0)]:
+                               ("pad", self.pad, 0), ("output_size", getattr(self, "output_size", ()), 1)]:
             if any(d < least for d in v):
                 raise ValueError(f"{what} {fmt_shape(tuple(v))} must be {'positive' if least else 'non-negative'}")
 

@@ -2,7 +2,6 @@
 of `num_args` matrices."""
 from __future__ import annotations
 
-import jax.numpy as jnp
 import numpy as np
 
 from ..base import ShapeError, fmt_shape
