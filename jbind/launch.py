@@ -114,20 +114,23 @@ def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-class _Terminated(Exception):
-    pass
-
-
 def launch(cmd: list, envs: list, ranks: list, grace: float = 3.0, poll: float = 0.05) -> int:
     """Run `cmd` once per environment in `envs`, prefixing output with `ranks`; the launcher's exit code."""
     lock = threading.Lock()
     procs, pumps = [], []
     note = None
 
-    def on_term(signum, frame):
-        raise _Terminated
+    # Ctrl-C and SIGTERM are noted and acted on by the loop below, never raised inside it: an
+    # exception raised between Popen.poll()'s taking and releasing its lock left the lock
+    # held, and stopping the workers then waited on it forever.
+    received: list = []
 
-    old = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    def on_signal(signum, frame):
+        received.append(signum)
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         preexec = _die_with_parent()
         for env in envs:
@@ -142,6 +145,11 @@ def launch(cmd: list, envs: list, ranks: list, grace: float = 3.0, poll: float =
                 t.start()
                 pumps.append(t)
         while True:
+            if received:
+                sig = received[0]
+                code = 128 + sig
+                note = f"{'interrupted' if sig == signal.SIGINT else 'terminated'}; stopping every worker"
+                break
             codes = [p.poll() for p in procs]
             failed = [(r, c) for r, c in zip(ranks, codes) if c not in (None, 0)]
             if failed:
@@ -153,10 +161,8 @@ def launch(cmd: list, envs: list, ranks: list, grace: float = 3.0, poll: float =
                 code, note = 0, None
                 break
             time.sleep(poll)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the handlers were in place, or off the main thread
         code, note = 128 + signal.SIGINT, "interrupted; stopping every worker"
-    except _Terminated:
-        code, note = 128 + signal.SIGTERM, "terminated; stopping every worker"
     finally:
         if note:
             with lock:
@@ -164,8 +170,8 @@ def launch(cmd: list, envs: list, ranks: list, grace: float = 3.0, poll: float =
         _stop(procs, grace)
         for t in pumps:
             t.join(timeout=grace)
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     return code
 
 
