@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy
 
 from ..ndarray import NDArray
+from ..ndarray.ndarray import _device_of
 from ._base import EvalMetric, _np, on_host, alias, check_label_shapes, register
 
 
@@ -204,7 +205,7 @@ class Perplexity(EvalMetric):
                 # Pick on the device: only one probability per label comes back, not the
                 # whole (batch x vocabulary) matrix. (In host memory numpy reads it in place.)
                 lab = label._data if isinstance(label, NDArray) else numpy.asarray(label)
-                lab = jax.device_put(lab, next(iter(pred._data.devices())))  # labels are in host memory
+                lab = jax.device_put(lab, _device_of(pred._data))  # labels are in host memory
                 if lab.size != pred.size / pred.shape[self.axis]:
                     raise ValueError(f"shape mismatch: {lab.shape} vs. {pred.shape}")
                 ign = numpy.float32(0 if self.ignore_label is None else self.ignore_label)

@@ -8,11 +8,11 @@ import numpy as np
 from .. import random as _random
 from .._memo import Memo
 from ..base import MXNetError
-from ..context import current_context, parse
+from ..context import parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
-from .ndarray import NDArray
+from .ndarray import NDArray, _dev
 
 
 def invoke(op_name: str, args, kwargs):
@@ -43,7 +43,7 @@ def invoke(op_name: str, args, kwargs):
             if datas:
                 outs, new_aux = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
             else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-                with jax.default_device((parse(params.get("ctx")) or current_context()).jax_device):
+                with jax.default_device(_dev(parse(params.get("ctx")))):
                     outs, new_aux = op.lower([], [], False, _key(op))
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
