@@ -89,7 +89,7 @@ def test_plot_network_calls_match_mxnet(fake_graphviz, name, k):
 def test_plot_network_source_matches_mxnet():
     """With the real graphviz package: jbind's Digraph has the source that MXNet's calls
     give with this graphviz version (and MXNet's own text under graphviz 0.8.4)."""
-    graphviz = pytest.importorskip("graphviz")
+    import graphviz  # a test dependency (pyproject.toml)
     for name, k in PLOTS:
         want = golden(name)["plots"][k]
         dot = viz.plot_network(symbol(name), **plot_kwargs(viz_cases.CASES[name][2][k]))
