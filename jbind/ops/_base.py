@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import threading
 import typing
 from typing import Any, ClassVar, Literal, Optional, Sequence
 
@@ -24,6 +25,11 @@ ALIASES: dict[str, str] = {}
 
 class Op:
     """Base class of operators. Subclasses are frozen dataclasses registered with `@register`."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls not in _MADE:
+            made(cls)
+        return object.__new__(cls)
 
     name: ClassVar[str]
     # Names of the op's extra outputs hidden from list_outputs, if any.
@@ -98,7 +104,7 @@ class Op:
     # --- parameters ------------------------------------------------------------
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
+        return tuple(f.name for f in fields(cls))
 
     @classmethod
     def params_in(cls, attrs: dict) -> dict:
@@ -114,12 +120,12 @@ class Op:
     @classmethod
     def from_attrs(cls, attrs: dict[str, Any]) -> "Op":
         hints = _hints(cls)
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = [k for k in attrs if k not in fields]
+        known = {f.name: f for f in fields(cls)}
+        unknown = [k for k in attrs if k not in known]
         if unknown:
             raise ParamError(
                 f"{cls.name}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
-                f"known parameters are {', '.join(fields) or '(none)'}")
+                f"known parameters are {', '.join(known) or '(none)'}")
         values = {}
         for k, v in attrs.items():
             try:
@@ -127,7 +133,7 @@ class Op:
             except (ValueError, SyntaxError, TypeError) as e:
                 raise ParamError(f"{cls.name}: cannot parse parameter {k}={v!r} as "
                                  f"{_type_name(hints[k])}: {e}") from None
-        missing = [n for n, f in fields.items() if n not in values
+        missing = [n for n, f in known.items() if n not in values
                    and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
         if missing:
             raise ParamError(f"{cls.name}: required parameter(s) {', '.join(missing)} not given")
@@ -246,15 +252,46 @@ def to_attr_string(v) -> str:
     return str(v)
 
 
+# Op classes are made dataclasses on first use (an instance, or a look at their fields),
+# not when their module is imported: generating a dataclass's methods costs about 0.3 ms
+# a class, two thirds of `import jbind` for the 260 ops, of which a script uses a few.
+_PENDING: set = set()   # marked by `frozen`, not made yet
+_MADE: set = set()      # classes whose every base is made (Op.__new__'s quick test)
+_LOCK = threading.RLock()
+
+
 def frozen(cls):
-    """An op class as a frozen dataclass of its parameters (equality, hash, repr: Op's)."""
-    return dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
+    """Mark an op class as a frozen dataclass of its parameters (equality, hash, repr: Op's);
+    `made` makes it one when it is first used."""
+    _PENDING.add(cls)
+    return cls
+
+
+def made(cls):
+    """`cls` with itself and its bases made dataclasses (bases first, as at definition)."""
+    if cls not in _MADE:
+        with _LOCK:
+            for c in reversed(cls.__mro__):
+                if c in _PENDING:
+                    dataclasses.dataclass(frozen=True, eq=False, repr=False)(c)
+                    _PENDING.discard(c)
+            _MADE.add(cls)
+    return cls
+
+
+def fields(cls) -> tuple:
+    """`dataclasses.fields` of an op class or instance."""
+    return dataclasses.fields(made(cls) if isinstance(cls, type) else cls)
+
+
+def _is_op_dataclass(cls) -> bool:
+    return any(c in _PENDING or "__dataclass_fields__" in c.__dict__ for c in cls.__mro__)
 
 
 def register(cls=None, *, aliases: Sequence[str] = ()):
     """Register an op class under its class name (or `name`) and MXNet aliases."""
     def wrap(c):
-        c = c if dataclasses.is_dataclass(c) else frozen(c)
+        c = c if _is_op_dataclass(c) else frozen(c)
         if "name" not in c.__dict__:
             c.name = c.__name__
         if c.name in REGISTRY:

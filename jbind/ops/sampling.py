@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import fmt_shape, np_dtype
-from ._base import Op, frozen, register
+from ._base import Op, fields, frozen, register
 from .elemwise import DType, _dtype_name, _merge
 from .reduce import ShapedBy
 
@@ -283,7 +283,7 @@ class _RandomLike(Op):
 def _like(base):
     """`<base>_like`: MXNet's parameters of `base` (less shape, ctx, dtype), its defaults."""
     name = base.name + "_like"
-    params = [f for f in dataclasses.fields(base) if f.name not in ("shape", "ctx", "dtype")]
+    params = [f for f in fields(base) if f.name not in ("shape", "ctx", "dtype")]
     ns = {"__module__": __name__, "__qualname__": name, "base": base,
           "__annotations__": {f.name: f.type for f in params}, **{f.name: f.default for f in params},
           "__doc__": (base.__doc__.split(_NOTE)[0].replace("Samples", "Samples in the shape and dtype of `data`", 1)
