@@ -24,6 +24,15 @@ MAGIC = 127
 _BELOW_ONE = np.nextafter(np.float32(1), np.float32(0))
 
 
+def _layout(n: int):
+    """A draw of n: (step, chunks); chunk i is numbers i * step .. min((i + 1) * step, n)."""
+    count = min((n + PER_ENGINE - 1) // PER_ENGINE, ENGINES)
+    if not count:
+        return 0, 0
+    step = (n + count - 1) // count
+    return step, (n + step - 1) // step
+
+
 def lookahead(n: int) -> int:
     """Pairs to draw ahead for n polar normals (acceptance is pi / 4); more rounds follow if short."""
     return n + n // 3 + 8
@@ -38,9 +47,8 @@ class Sampler:
 
     @staticmethod
     def _chunks(n: int):
-        count = min((n + PER_ENGINE - 1) // PER_ENGINE, ENGINES)
-        step = (n + count - 1) // count if count else 0
-        return [(i, i * step, min((i + 1) * step, n)) for i in range(count) if i * step < n]
+        step, count = _layout(n)
+        return [(i, i * step, min((i + 1) * step, n)) for i in range(count)]
 
     @staticmethod
     def _unit(raw: np.ndarray) -> np.ndarray:
@@ -50,9 +58,25 @@ class Sampler:
     def uniform(self, low, high, size) -> np.ndarray:
         shape = tuple(np.atleast_1d(size)) if size is not None else ()
         n = int(np.prod(shape))
-        u = self._unit(self._engines.take(self._chunks(n)))
         lo, hi = np.float32(low), np.float32(high)
-        u *= hi - lo
+        d = hi - lo
+        c = d * np.float32(2.0 ** -32)
+        if not (np.isfinite(c) and c * np.float32(2.0 ** 32) == d):  # 2**-32 * d inexact
+            u = self._unit(self._engines.take(n))
+            u *= d
+            u += lo
+            return u.reshape(shape)
+        # d * (x * 2**-32) == (d * 2**-32) * x exactly, so one rounding: round(x * c). The
+        # clamp below one commutes with that monotonic rounding: it becomes a clamp at
+        # round(top * c) (a max where c < 0). One pass from the engines' outputs, no copies.
+        u = np.empty(n, np.float32)
+        for a, block in self._engines.runs(n):
+            np.multiply(block, c, out=u[a:a + block.size].reshape(block.shape), dtype=np.float32)
+        top = _BELOW_ONE * np.float32(2.0 ** 32) * c
+        if c > 0:
+            np.minimum(u, top, out=u)
+        elif c < 0:
+            np.maximum(u, top, out=u)
         u += lo
         return u.reshape(shape)
 
@@ -102,27 +126,35 @@ class _Engines:
     """ENGINES mt19937 generators (std::mt19937 and numpy's legacy RandomState alike), seeded
     `base + i`, their states the rows of one (ENGINES x 624) array: seeding, the twist and the
     tempering run across all engines at once. Outputs generated and not yet consumed are
-    kept; engines consume at their own pace."""
+    kept; engines consume at their own pace.
+
+    (A numpy C MT19937 per engine would be slower: setting one's `state` costs ~65 us, ~65 ms
+    for 1024, more than seeding and a warm start's draws here together, and its random_raw
+    makes outputs no faster per number than `_twist` does.)"""
 
     def __init__(self, base: int):
         x = ((base + np.arange(ENGINES, dtype=np.uint64)) & 0xFFFFFFFF).astype(np.uint32)
-        mt = np.empty((_N, ENGINES), np.uint32)
-        mt[0] = x
-        for i in range(1, _N):  # init_genrand, in uint32 arithmetic
-            x = np.uint32(1812433253) * (x ^ (x >> np.uint32(30))) + np.uint32(i)
-            mt[i] = x
-        self._mt = np.ascontiguousarray(mt.T)
+        self._mt = mt = np.empty((ENGINES, _N), np.uint32)
+        mt[:, 0] = x
+        t, mul = np.empty_like(x), np.uint32(1812433253)
+        for i in range(1, _N):  # init_genrand, in uint32 arithmetic, into columns: no transpose
+            np.right_shift(x, 30, out=t)
+            np.bitwise_xor(x, t, out=x)
+            np.multiply(x, mul, out=x)
+            np.add(x, i, out=x)
+            mt[:, i] = x
         self._buf = np.empty((ENGINES, 0), np.uint32)  # outputs lo .. lo + width of each engine
         self._lo = 0
         self._used = np.zeros(ENGINES, np.int64)       # outputs consumed, per engine
 
     def _twist(self) -> np.ndarray:
-        """The next 624 outputs of every engine: (ENGINES, 624)."""
-        mt, old = self._mt, self._mt.copy()
-        one = np.uint32(1)
+        """Twist every engine's state: their next 624 outputs, tempered: (ENGINES, 624)."""
+        mt, one = self._mt, np.uint32(1)
 
         def step(lo, hi, far):
-            y = (old[:, lo:hi] & _UPPER) | (old[:, lo + 1:hi + 1] & _LOWER)
+            # mt[k] = mt[k + 397] ^ (y >> 1) ^ (MATRIX if y odd), y: mt[k]'s top bit and
+            # mt[k + 1]'s others, mt[k + 1] still the old one (the blocks go in order)
+            y = (mt[:, lo:hi] & _UPPER) | (mt[:, lo + 1:hi + 1] & _LOWER)
             far = far ^ (y >> one)
             np.bitwise_and(y, one, out=y)
             np.negative(y, out=y)                        # 0 or all ones
@@ -130,12 +162,12 @@ class _Engines:
             np.bitwise_xor(far, y, out=mt[:, lo:hi])
 
         a = _N - _M                                      # 227
-        step(0, a, old[:, _M:_N])                        # reads the old state only
+        step(0, a, mt[:, _M:_N])                         # reads the old state only
         step(a, 2 * a, mt[:, 0:a])                       # reads outputs of the block before
         step(2 * a, _N - 1, mt[:, a:_N - 1 - a])
-        y = (old[:, _N - 1] & _UPPER) | (mt[:, 0] & _LOWER)
+        y = (mt[:, _N - 1] & _UPPER) | (mt[:, 0] & _LOWER)
         mt[:, _N - 1] = mt[:, _M - 1] ^ (y >> one) ^ (np.negative(y & one) & _MATRIX)
-        y = mt.copy()
+        y = mt.copy()                                    # tempering
         y ^= y >> np.uint32(11)
         y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
         y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
@@ -164,21 +196,28 @@ class _Engines:
     def consume(self, rows: np.ndarray, counts: np.ndarray) -> None:
         self._used[rows] += counts
 
-    def take(self, chunks) -> np.ndarray:
-        """Chunk (i, a, b) of a draw: the next b - a outputs of engine i; concatenated."""
-        n = chunks[-1][2] if chunks else 0
-        out = np.empty(n, np.uint32)
-        if not n:
-            return out
-        rows = np.arange(len(chunks))
-        lens = np.array([b - a for _, a, b in chunks], np.int64)
-        used = self._used[rows]
+    def runs(self, n: int):
+        """Consume a draw of n (see `_layout`): [(a, outputs)], numbers a .. a + outputs.size
+        of the draw, as the 2-D (engines, count) view of the buffer of a run of engines at
+        the same position drawing the same count. Valid until the next draw."""
+        step, count = _layout(n)
+        if not count:
+            return []
+        used = self._used[:count]
+        lens = np.full(count, step, np.int64)
+        lens[-1] = n - (count - 1) * step
         self._ensure(int((used + lens).max()))
-        # runs of engines at the same position drawing the same count: one 2-D slice each
-        cut = np.flatnonzero((np.diff(used) != 0) | (np.diff(lens) != 0)) + 1
-        for r0, r1 in zip(np.r_[0, cut], np.r_[cut, len(chunks)]):
-            c0, k = int(used[r0]) - self._lo, int(lens[r0])
-            a = chunks[r0][1]
-            out[a:a + (r1 - r0) * k] = self._buf[r0:r1, c0:c0 + k].ravel()
-        self._used[rows] += lens
+        cut = (np.flatnonzero((np.diff(used) != 0) | (np.diff(lens) != 0)) + 1).tolist()
+        runs = []
+        for r0, r1 in zip([0] + cut, cut + [count]):
+            c0 = int(used[r0]) - self._lo
+            runs.append((r0 * step, self._buf[r0:r1, c0:c0 + int(lens[r0])]))
+        used += lens
+        return runs
+
+    def take(self, n: int) -> np.ndarray:
+        """The raw outputs of a draw of n (see `_layout`): chunk i from engine i."""
+        out = np.empty(n, np.uint32)
+        for a, block in self.runs(n):
+            out[a:a + block.size].reshape(block.shape)[...] = block
         return out
