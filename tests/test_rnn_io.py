@@ -5,6 +5,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jbind as mx
 
@@ -24,16 +26,21 @@ def test_encode_sentences_matches_mxnet(name):
     assert [res, vocab] == IO["encode"][name]
 
 
-def _mxnet_encode(sentences, vocab, invalid_label, start_label):
-    """MXNet 1.9.1's encode_sentences loop (no unknown_token), for comparison."""
+def _mxnet_encode(sentences, vocab, invalid_label, start_label, invalid_key="\n", unknown_token=None):
+    """MXNet 1.9.1's encode_sentences loop, word by word, for comparison (on a copy of `vocab`)."""
     idx, res = start_label, []
-    vocab = {"\n": invalid_label} if vocab is None else dict(vocab)
+    new_vocab = vocab is None
+    vocab = {invalid_key: invalid_label} if new_vocab else dict(vocab)
     for sent in sentences:
         coded = []
         for word in sent:
             if word not in vocab:
+                if not (new_vocab or unknown_token):  # MXNet's assert (spelled out: pytest rewrites asserts)
+                    raise AssertionError("Unknown token %s" % word)
                 if idx == invalid_label:
                     idx += 1
+                if unknown_token:
+                    word = unknown_token
                 vocab[word] = idx
                 idx += 1
             coded.append(vocab[word])
@@ -51,6 +58,52 @@ def test_encode_sentences_equals_mxnets_loop_on_random_corpora(seed):
     more = [list(rng.choice(words, size=rng.integers(0, 8))) for _ in range(20)]
     assert mx.rnn.encode_sentences(more, vocab=dict(vocab), invalid_label=3, start_label=1)[0] == \
         _mxnet_encode(more, vocab, 3, 1)[0]
+
+
+# Tokens include the invalid key, the unknown token, an unhashable one and a tuple that
+# "Unknown token %s" cannot format: the errors must be MXNet's, raised at the same token.
+_TOKENS = st.sampled_from(["a", "b", "c", "d", "e", "\n", "<unk>", ("p", "q"), ["x"]])
+
+
+@settings(max_examples=300, deadline=None)
+@given(sents=st.lists(st.tuples(st.lists(_TOKENS, max_size=6), st.sampled_from(["list", "tuple", "filter"])),
+                      max_size=8),
+       vocab=st.none() | st.dictionaries(st.sampled_from(["a", "b", "c", "\n", "<unk>"]), st.integers(-3, 9),
+                                         max_size=4),
+       start_label=st.integers(-3, 4), invalid_label=st.integers(-3, 8),
+       unknown_token=st.sampled_from([None, "", "<unk>", "a"]), one_shot=st.booleans())
+def test_encode_sentences_equals_mxnets_loop_including_errors(sents, vocab, start_label, invalid_label,
+                                                              unknown_token, one_shot):
+    lists = [list(toks) for toks, _ in sents]
+    kw = {"invalid_label": invalid_label, "start_label": start_label, "unknown_token": unknown_token}
+    try:
+        want, want_err = _mxnet_encode(lists, vocab, **kw), None
+    except (AssertionError, TypeError) as e:
+        want, want_err = None, (type(e) is TypeError, str(e))
+    given_vocab = None if vocab is None else dict(vocab)
+    inputs = [{"list": list, "tuple": tuple, "filter": lambda t: filter(None, t)}[kind](toks)
+              for toks, kind in sents]
+    try:
+        got, got_err = mx.rnn.encode_sentences(iter(inputs) if one_shot else inputs, vocab=given_vocab, **kw), None
+    except (AssertionError, TypeError) as e:
+        got, got_err = None, (type(e) is TypeError, str(e))
+        assert isinstance(e, (TypeError, mx.base.MXNetError))
+    assert got_err == want_err
+    if want is not None:
+        assert got[0] == want[0] and list(got[1].items()) == list(want[1].items())  # same order too
+        assert vocab is None or got[1] is given_vocab
+
+
+def test_encode_sentences_extends_the_given_vocab_in_place():
+    vocab = {"\n": 0, "a": 1}
+    res, out = mx.rnn.encode_sentences([["a", "b"], ["c", "a"]], vocab=vocab, invalid_label=0, start_label=1,
+                                       unknown_token="<unk>")
+    assert out is vocab and res == [[1, 1], [2, 1]] and vocab == {"\n": 0, "a": 1, "<unk>": 2}
+    # tokens read before an error stay in it, as MXNet's loop leaves them
+    with pytest.raises(TypeError):
+        mx.rnn.encode_sentences([["a", "z", ["x"]]], vocab=vocab, invalid_label=0, start_label=5,
+                                unknown_token="<unk>")
+    assert vocab == {"\n": 0, "a": 1, "<unk>": 5}
 
 
 def test_encode_sentences_reads_one_shot_iterables_like_lists():

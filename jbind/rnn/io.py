@@ -8,7 +8,27 @@ import numpy as np
 
 from ..io import DataBatch, DataDesc, DataIter, check_part
 from ..ndarray import array as _nd_array
-from ._base import _check
+from ._base import RNNError
+
+
+class _Coder(dict):
+    """A copy of the vocabulary whose lookups run MXNet's loop body for each token it lacks:
+    check, skip `invalid_label`, map it (or `unknown_token`) to the next index, in the copy
+    and in the caller's vocab. Known tokens are found at C speed by `map`."""
+
+    __slots__ = ("vocab", "new_vocab", "unknown_token", "idx", "invalid_label")  # fast attributes
+
+    def __missing__(self, word):
+        # MXNet's assert: the message is formatted only on failure (a 2-tuple token can't be)
+        if not (self.new_vocab or self.unknown_token):
+            raise RNNError("Unknown token %s" % word)
+        if self.idx == self.invalid_label:
+            self.idx += 1
+        if self.unknown_token:
+            word = self.unknown_token
+        self[word] = self.vocab[word] = idx = self.idx
+        self.idx += 1
+        return idx
 
 
 def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", start_label=0,
@@ -17,7 +37,8 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
 
     Args:
         sentences: token sequences: lists, or any iterables (read once each).
-        vocab: an existing token -> index dict; a new one (holding `invalid_key`) if None.
+        vocab: an existing token -> index dict, extended in place; a new one (holding
+            `invalid_key`) if None.
         invalid_label: the index of `invalid_key` (end of sentence); never given to a token.
         invalid_key: the token for `invalid_label` in a new vocabulary.
         start_label: the lowest index given to a new token.
@@ -27,35 +48,16 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
     Returns:
         (encoded sentences, vocab)
     """
-    idx = start_label
-    if vocab is None:
+    new_vocab = vocab is None
+    if new_vocab:
         vocab = {invalid_key: invalid_label}
-        new_vocab = True
-    else:
-        new_vocab = False
-    res = []
-    known = vocab.__getitem__
-    for sent in sentences:
-        if not isinstance(sent, (list, tuple)):
-            sent = list(sent)  # a one-shot iterable: MXNet's own example passes filter objects
-        try:  # fast path: every token known
-            res.append(list(map(known, sent)))
-            continue
-        except KeyError:
-            pass
-        coded = []
-        for word in sent:
-            if word not in vocab:
-                _check(new_vocab or unknown_token, "Unknown token %s" % word)
-                if idx == invalid_label:
-                    idx += 1
-                if unknown_token:
-                    word = unknown_token
-                vocab[word] = idx
-                idx += 1
-            coded.append(vocab[word])
-        res.append(coded)
-    return res, vocab
+    # Tokens are read once, in order, as MXNet's loop reads them (sentences may be `filter`
+    # objects): every new token gets its index, or raises, at its first appearance.
+    coder = _Coder(vocab)
+    coder.vocab, coder.new_vocab, coder.unknown_token = vocab, new_vocab, unknown_token
+    coder.idx, coder.invalid_label = start_label, invalid_label
+    code = coder.__getitem__
+    return [list(map(code, sent)) for sent in sentences], vocab
 
 
 class BucketSentenceIter(DataIter):
