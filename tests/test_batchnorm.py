@@ -71,3 +71,52 @@ def test_moving_stats_shared_with_shared_exec():
     other = sym.simple_bind(mx.cpu(), data=(2, 3), shared_exec=exe, shared_arg_names=["bn_gamma", "bn_beta"])
     assert other.aux_dict["bn_moving_mean"] is exe.aux_dict["bn_moving_mean"]
     assert other.arg_dict["bn_gamma"] is exe.arg_dict["bn_gamma"]
+
+
+GOLDEN = np.load(__import__("pathlib").Path(__file__).parent / "golden" / "batchnorm" / "fp16.npz")
+
+
+def _golden_case(tag):
+    return {k[len(tag) + 1:]: GOLDEN[k] for k in GOLDEN.files if k.startswith(tag + "/")}
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("tag", ["fix0_glob0", "fix1_glob0", "fix0_glob1", "fix1_glob1"])
+def test_float16_data_keeps_float32_parameters_and_arithmetic_as_mxnet(tag):
+    """tests/golden/make_batchnorm_golden.py: MXNet 1.9.1 gives float16 data float32 gamma,
+    beta, moving statistics and mean / var outputs, and normalises in float32."""
+    g = _golden_case(tag)
+    fix, glob = tag == "fix1_glob0" or tag == "fix1_glob1", tag.endswith("glob1")
+    sym = mx.sym.BatchNorm(mx.sym.Variable("data"), name="bn", fix_gamma=fix, use_global_stats=glob,
+                           output_mean_var=True, momentum=0.8, eps=1e-3)
+    args, outs, aux = sym.infer_type(data="float16")
+    assert [np.dtype(t).name for t in args + outs + aux] == list(g["types"])
+    exe = sym.simple_bind(mx.cpu(), data=g["in/data"].shape, type_dict={"data": "float16"})
+    for k in ("data", "bn_gamma", "bn_beta"):
+        assert exe.arg_dict[k].dtype == g[f"in/{k}"].dtype
+        exe.arg_dict[k][:] = g[f"in/{k}"]
+    for k in ("bn_moving_mean", "bn_moving_var"):
+        assert exe.aux_dict[k].dtype == np.float32
+        exe.aux_dict[k][:] = g[f"aux/{k}"]
+    outputs = exe.forward(is_train=True)
+    for i, o in enumerate(outputs):
+        assert o.dtype == g[f"out/{i}"].dtype
+        np.testing.assert_allclose(o.asnumpy().astype(np.float64), g[f"out/{i}"], rtol=2e-3, atol=2e-3)
+    exe.backward([mx.nd.array(g["head"], dtype="float16"), mx.nd.zeros(3), mx.nd.zeros(3)])
+    for k in ("data", "bn_gamma", "bn_beta"):
+        got = exe.grad_dict[k]
+        assert got.dtype == g[f"grad/{k}"].dtype
+        np.testing.assert_allclose(got.asnumpy().astype(np.float64), g[f"grad/{k}"], rtol=5e-3, atol=5e-3)
+    for k in ("bn_moving_mean", "bn_moving_var"):
+        np.testing.assert_allclose(exe.aux_dict[k].asnumpy(), g[f"aux_after/{k}"], rtol=1e-3, atol=1e-4)
+
+
+def test_batchnorm_refuses_integer_data_and_mismatched_parameter_types():
+    sym = _bn_net()
+    with pytest.raises(mx.base.DTypeError, match="data must be float16, float32 or float64, got int32"):
+        sym.infer_type(data="int32")
+    with pytest.raises(mx.base.DTypeError, match="'bn_gamma'.*given float16 but inferred float32"):
+        sym.infer_type(data="float16", bn_gamma="float16")
+    assert sym.infer_type(bn_gamma="float32") == (None, None, None)  # MXNet: not decided by gamma

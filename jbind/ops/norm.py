@@ -5,6 +5,7 @@ from typing import Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..base import fmt_shape
 from ._base import Op, register
@@ -19,6 +20,11 @@ class BatchNorm(Op):
     statistics (`m = m*momentum + batch*(1-momentum)`); the executor publishes them when
     `backward()` runs, as MXNet does. Inference and `use_global_stats` use the moving
     statistics. `fix_gamma` treats gamma as 1 (its gradient is 0).
+
+    As MXNet's, float16 data has float32 gamma, beta, moving statistics and mean / var
+    outputs, and is normalised in float32; other float data has its own dtype throughout.
+    With `output_mean_var` the outputs `mean` and `var` are the mean used and, as MXNet's
+    CPU kernel writes it, 1 / sqrt(var + eps).
     """
     eps: float = 1e-3
     momentum: float = 0.9
@@ -56,9 +62,21 @@ class BatchNorm(Op):
         stats = [c] * (len(outs) - 1)
         return [data, c, c], [data, *stats], [c, c]
 
+    def infer_type(self, ins, outs):
+        data = ins[0] if ins[0] is not None else outs[0]
+        if data is None:  # MXNet infers nothing from the parameters alone
+            return list(ins), list(outs), [None, None]
+        name = np.dtype(data).name
+        if name not in ("float16", "float32", "float64"):
+            raise ValueError(f"data must be float16, float32 or float64, got {name}")
+        p = np.dtype(np.float32 if name == "float16" else data)
+        return [np.dtype(data), p, p], [np.dtype(data)] + [p] * (len(outs) - 1), [p, p]
+
     def lower(self, ins, aux, is_train, key):
         x, gamma, beta = ins
         moving_mean, moving_var = aux
+        out_dtype = x.dtype
+        x = x.astype(gamma.dtype)  # float16 data: normalised in float32, as MXNet does
         ax = self._axis(x.ndim)
         red = tuple(i for i in range(x.ndim) if i != ax)
         bshape = [1] * x.ndim
@@ -76,8 +94,12 @@ class BatchNorm(Op):
             new_aux = list(aux)
         inv = jax.lax.rsqrt(var + self.eps)
         y = (x - mean.reshape(bshape)) * (inv * gamma).reshape(bshape) + beta.reshape(bshape)
-        outs = [y, mean, var] if self.output_mean_var else [y]
-        return outs, new_aux
+        y = y.astype(out_dtype)
+        if not self.output_mean_var:
+            return [y], new_aux
+        # MXNet's extra outputs: the mean used and 1 / sqrt(var + eps) (not the variance),
+        # gradients of which its backward ignores
+        return [y, jax.lax.stop_gradient(mean), jax.lax.stop_gradient(inv)], new_aux
 
 
 @register
