@@ -1,0 +1,461 @@
+"""Region-of-interest pooling and resizing (MXNet 1.9.1's src/operator/roi_pooling.cc and
+contrib/roi_align.cc, adaptive_avg_pooling.cc, bilinear_resize.cc), NCHW.
+
+Every op here is a sum or a max over the rows and the columns of a map that separates:
+ROIAlign's bilinear samples, AdaptiveAvgPooling2D's cells and BilinearResize2D's taps are
+a (rows x H) matrix and a (columns x W) matrix around the map (one einsum, whose transpose
+is MXNet's backward); ROIPooling maxes over a bin's columns, then its rows. The matrices
+are built with MXNet's float32 arithmetic, operation by operation, so that rounding at bin
+and sample boundaries lands where MXNet's does. ROI-dependent shapes stay static: a ROI's
+bins are masks over the map, ROIAlign's data-dependent sample count a masked window.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Literal, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..base import ShapeError, fmt_shape
+from ._base import Op, frozen, register
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+_HI = lax.Precision.HIGHEST
+
+
+def _round_half_away(v):
+    """C's std::round: halves away from zero (jnp.round takes them to even)."""
+    a = jnp.abs(v)
+    f = jnp.floor(a)
+    return jnp.sign(v) * jnp.where(a - f >= 0.5, f + 1, f)
+
+
+def _batch_index(rois, n):
+    """MXNet's `static_cast<int>(rois[:, 0])` (toward zero), and whether it names an image."""
+    b = jnp.trunc(rois[:, 0])
+    valid = (b >= 0) & (b < n)
+    return jnp.where(valid, b, 0).astype(jnp.int32), valid
+
+
+# ------------------------------------------------------------------ the ROI ops
+@frozen
+class _ROIOp(Op):
+    """Inputs (data, rois): data (N, C, H, W), rois (R, 5) rows [batch_index, x1, y1, x2, y2]
+    in image coordinates (times spatial_scale: map coordinates); output (R, C', ph, pw)."""
+
+    def __post_init__(self):
+        p = tuple(self.pooled_size)
+        if len(p) != 2:
+            raise ValueError(f"pooled_size {fmt_shape(p)} must have 2 dims (height, width)")
+        if any(d < 1 for d in p):
+            raise ValueError(f"pooled_size {fmt_shape(p)} must be positive")
+        if not 0.0 <= self.spatial_scale <= 1.0:
+            raise ValueError(f"spatial_scale={self.spatial_scale} must be in [0, 1]")
+
+    def arguments(self):
+        return ("data", "rois")
+
+    def _channels(self, c):
+        return c
+
+    def infer_shape(self, ins, outs):
+        data, rois = ins
+        o = outs[0]
+        if data is not None and len(data) != 4:
+            raise ShapeError(f"data {fmt_shape(data)} must be 4-D (batch, channel, height, width)")
+        if rois is not None and (len(rois) != 2 or rois[1] not in (0, 5)):
+            raise ShapeError(f"rois {fmt_shape(rois)} must be 2-D (num_rois, 5), rows "
+                             "[batch_index, x1, y1, x2, y2]")
+        r = (rois[0] if rois is not None else 0) or (o[0] if o is not None and len(o) == 4 else 0)
+        c = self._channels(data[1]) if data is not None and data[1] else 0
+        if not c and o is not None and len(o) == 4:
+            c = o[1]
+        out = (r, c) + tuple(self.pooled_size)
+        return [data, (r, 5) if r or rois is not None else None], [out], []
+
+    def infer_type(self, ins, outs):
+        t = next((t for t in list(ins) + list(outs) if t is not None), None)
+        for what, s in zip(self.arguments(), ins):
+            if s is not None and t is not None and np.dtype(s) != np.dtype(t):
+                raise ValueError(f"{what} has dtype {np.dtype(s).name}, but the inputs must share one "
+                                 f"dtype ({np.dtype(t).name})")
+        return [t, t], [t], []
+
+
+@register(aliases=("_npx_roi_pooling",))
+@frozen
+class ROIPooling(_ROIOp):
+    """Max pooling of each ROI into pooled_size bins. The ROI's corners are rounded (halves
+    away from zero) to map cells after scaling, its size is at least 1 x 1; bin i of n over
+    a ROI of s cells spans [floor(i * s / n), ceil((i + 1) * s / n)) from its start, clipped
+    to the map. An empty bin, or a ROI whose batch index (truncated) names no image, gives 0.
+    The gradient goes to each bin's first maximum (row-major), as MXNet's argmax; rois get
+    none."""
+    pooled_size: tuple[int, ...]
+    spatial_scale: float
+
+    def total_outputs(self):
+        return 2  # MXNet's hidden second output holds the argmax
+
+    def lower(self, ins, aux, is_train, key):
+        data, rois = ins
+        return [_roi_pool(tuple(self.pooled_size), float(self.spatial_scale), data, rois)], aux
+
+
+def _pool_bins(rois, shape, pooled, scale, dtype):
+    """Per ROI: its image, whether each bin pools, and the bins' [start, end) cells per axis."""
+    n, _, h, w = shape
+    r = rois.astype(dtype)
+    sc = jnp.asarray(scale, dtype)
+    x1, y1, x2, y2 = (_round_half_away(r[:, i] * sc).astype(jnp.int32) for i in (1, 2, 3, 4))
+    b, valid = _batch_index(r, n)
+
+    def axis(start, end, bins, size):
+        extent = jnp.maximum(end - start + 1, 1)
+        bin_size = extent.astype(dtype) / jnp.asarray(bins, dtype)
+        i = jnp.arange(bins, dtype=dtype)
+        lo = jnp.floor(i[None] * bin_size[:, None]).astype(jnp.int32) + start[:, None]
+        hi = jnp.ceil((i[None] + 1) * bin_size[:, None]).astype(jnp.int32) + start[:, None]
+        return jnp.clip(lo, 0, size), jnp.clip(hi, 0, size)
+
+    hlo, hhi = axis(y1, y2, pooled[0], h)
+    wlo, whi = axis(x1, x2, pooled[1], w)
+    live = valid[:, None, None] & (hhi > hlo)[:, :, None] & (whi > wlo)[:, None, :]  # (R, ph, pw)
+    return b, live, (hlo, hhi), (wlo, whi)
+
+
+def _range_max_table(x):
+    """Sparse table of x (N, C, H, W) along W: level k holds the max of x[..., w : w + 2**k]
+    (clipped at W) and the first position of it; -> values, positions, each (N, k, W, C, H)."""
+    w = x.shape[-1]
+    vals, args = x, jnp.broadcast_to(jnp.arange(w, dtype=jnp.int32), x.shape)
+    levels = [(vals, args)]
+    k = 1
+    while (1 << k) <= w:
+        s = 1 << (k - 1)
+        pad = [(0, 0)] * (x.ndim - 1) + [(0, s)]
+        v2 = jnp.pad(vals[..., s:], pad, constant_values=-jnp.inf)
+        a2 = jnp.pad(args[..., s:], pad)
+        right = v2 > vals  # ties keep the left (earlier) position
+        vals, args = jnp.where(right, v2, vals), jnp.where(right, a2, args)
+        levels.append((vals, args))
+        k += 1
+    return (jnp.stack([v for v, _ in levels], 1).transpose(0, 1, 4, 2, 3),
+            jnp.stack([a for _, a in levels], 1).transpose(0, 1, 4, 2, 3))
+
+
+def _pool_forward(pooled, scale, data, rois):
+    """-> (output, flat argmax h * W + w per (R, C, ph, pw) or -1, batch index per ROI)."""
+    n, c, h, w = data.shape
+    b, live, (hlo, hhi), (wlo, whi) = _pool_bins(lax.stop_gradient(rois), data.shape, pooled, scale, data.dtype)
+    neg = jnp.asarray(-jnp.inf, data.dtype)
+    # the max over each bin's columns, per row, from the sparse table: (R, pw, C, H)
+    tv, ta = _range_max_table(data)
+    log2 = jnp.asarray([0] + [int(math.floor(math.log2(i))) for i in range(1, w + 1)], jnp.int32)
+    k = log2[jnp.clip(whi - wlo, 1, w)]
+    left = jnp.clip(wlo, 0, w - 1)
+    right = jnp.clip(whi - (1 << k), 0, w - 1)
+    bb = b[:, None]
+    lv, la, rv, ra = tv[bb, k, left], ta[bb, k, left], tv[bb, k, right], ta[bb, k, right]
+    pick = rv > lv
+    row_max = jnp.where(pick, rv, lv).transpose(0, 2, 3, 1)  # (R, C, H, pw)
+    row_arg = jnp.where(pick, ra, la).transpose(0, 2, 3, 1)
+    # then over the bin's rows: (R, C, ph, pw); argmax's first hit is the row-major first
+    cells = jnp.arange(h)
+    mh = (cells >= hlo[..., None]) & (cells < hhi[..., None])  # (R, ph, H)
+    rows = jnp.where(mh[:, None, :, :, None], row_max[:, :, None, :, :], neg)
+    top, h_at = jnp.max(rows, axis=3), jnp.argmax(rows, axis=3)
+    w_at = jnp.take_along_axis(row_arg, h_at, axis=2)  # row_arg (R, C, H, pw) at rows h_at (R, C, ph, pw)
+    # MXNet starts each bin at -FLT_MAX and keeps strictly greater values
+    hit = live[:, None] & (top > -_FLT_MAX)
+    out = jnp.where(live[:, None], jnp.where(hit, top, jnp.asarray(-_FLT_MAX, data.dtype)), 0)
+    return out.astype(data.dtype), jnp.where(hit, h_at * w + w_at, -1), b
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+def _roi_pool(pooled, scale, data, rois):
+    return _pool_forward(pooled, scale, data, rois)[0]
+
+
+def _roi_pool_fwd(pooled, scale, data, rois):
+    out, arg, b = _pool_forward(pooled, scale, data, rois)
+    return out, (arg, b, data.shape, rois)
+
+
+def _roi_pool_bwd(pooled, scale, res, g):
+    arg, b, (n, c, h, w), rois = res
+    ii = jnp.broadcast_to(b[:, None, None, None], arg.shape)
+    cc = jnp.broadcast_to(jnp.arange(c)[None, :, None, None], arg.shape)
+    gd = jnp.zeros((n, c, h * w), g.dtype).at[ii, cc, jnp.maximum(arg, 0)].add(jnp.where(arg >= 0, g, 0))
+    return gd.reshape(n, c, h, w), jnp.zeros_like(rois)
+
+
+_roi_pool.defvjp(_roi_pool_fwd, _roi_pool_bwd)
+
+
+@register
+@frozen
+class _contrib_ROIAlign(_ROIOp):
+    """Average of bilinear samples per bin (Mask R-CNN's ROIAlign), coordinates not rounded.
+    A ROI's size is at least 1 x 1 (aligned=False) or its corners are shifted by -0.5
+    (aligned=True, Detectron2). Each bin takes sample_ratio x sample_ratio samples, or with
+    sample_ratio <= 0 ceil(bin size) per axis (adaptive: the count depends on the ROI).
+    A sample beyond the map by more than one cell adds 0 (but counts); one within is clamped
+    to the border. position_sensitive (R-FCN) takes bin (i, j) of output channel c from
+    input channel (c * ph + i) * pw + j. The gradient is MXNet's (the samples' transpose);
+    rois get none."""
+    pooled_size: tuple[int, ...]
+    spatial_scale: float
+    sample_ratio: int = -1
+    position_sensitive: bool = False
+    aligned: bool = False
+
+    def _channels(self, c):
+        return c // math.prod(self.pooled_size) if self.position_sensitive else c
+
+    def infer_shape(self, ins, outs):
+        data = ins[0]
+        if self.position_sensitive and data is not None and len(data) == 4 and data[1] and \
+                data[1] % math.prod(self.pooled_size):
+            raise ShapeError(f"position_sensitive: data's channels ({data[1]}) must be a multiple of "
+                             f"pooled_size[0] * pooled_size[1] = {math.prod(self.pooled_size)} (data "
+                             f"{fmt_shape(data)})")
+        return super().infer_shape(ins, outs)
+
+    def lower(self, ins, aux, is_train, key):
+        data, rois = ins
+        n, c, h, w = data.shape
+        ph, pw = self.pooled_size
+        dt = data.dtype
+        r = lax.stop_gradient(rois).astype(dt)
+        b, valid = _batch_index(r, n)
+        off = jnp.asarray(0.5 if self.aligned else 0.0, dt)
+        sc = jnp.asarray(self.spatial_scale, dt)
+        x1, y1, x2, y2 = (r[:, i] * sc - off for i in (1, 2, 3, 4))
+        ay, gy, oky = self._axis(y1, y2, ph, h, dt)
+        ax, gx, okx = self._axis(x1, x2, pw, w, dt)
+        live = valid & oky & okx
+        count = jnp.where(live, gy * gx, 1).astype(dt)
+        x = data[b]  # (R, C, H, W)
+        if self.position_sensitive:
+            x = x.reshape(x.shape[0], c // (ph * pw), ph, pw, h, w)
+            out = jnp.einsum("rph,rcpqhw,rqw->rcpq", ay, x, ax, precision=_HI)
+        else:
+            out = jnp.einsum("rph,rchw,rqw->rcpq", ay, x, ax, precision=_HI)
+        live = live[:, None, None, None]
+        return [jnp.where(live, out / count[:, None, None, None], 0).astype(dt)], aux
+
+    def _axis(self, start, end, bins, size, dt):
+        """Summed bilinear weights (R, bins, size) of one axis's samples, the samples per bin
+        (R,) and whether the ROI is well formed, as MXNet's pre_calc_for_bilinear_interpolate."""
+        extent = end - start
+        ok = extent > 0 if self.aligned else jnp.ones(extent.shape, bool)  # MXNet: a CHECK fails
+        if not self.aligned:
+            extent = jnp.maximum(extent, jnp.asarray(1, dt))
+        bin_size = extent / jnp.asarray(bins, dt)
+        if self.sample_ratio > 0:
+            grid = jnp.full(extent.shape, self.sample_ratio, jnp.int32)
+            window, first = self.sample_ratio, jnp.zeros(extent.shape + (bins,), jnp.int32)
+        else:
+            grid = jnp.ceil(extent / jnp.asarray(bins, dt)).astype(jnp.int32)
+            # the samples within [-1, size] of a bin number at most size + 2 (spaced more
+            # than (size + 1) / (size + 2) apart when there are more): a window of them from
+            # (a little before) the first one
+            window = size + 5
+            g = jnp.maximum(grid, 1).astype(dt)[:, None]
+            bin_start = start[:, None] + jnp.arange(bins, dtype=dt)[None] * bin_size[:, None]
+            t = (jnp.asarray(-1, dt) - bin_start) * g / bin_size[:, None] - 0.5
+            first = jnp.clip(jnp.floor(t) - 1, 0, None)
+            first = jnp.where(jnp.isfinite(first), jnp.minimum(first, 2.0 ** 30), 0).astype(jnp.int32)
+        ok = ok & (grid > 0)
+        i = first[..., None] + jnp.arange(window, dtype=jnp.int32)  # (R, bins, window)
+        gf = jnp.maximum(grid, 1).astype(dt)[:, None, None]
+        bs = bin_size[:, None, None]
+        y = (start[:, None, None] + jnp.arange(bins, dtype=dt)[None, :, None] * bs) + \
+            ((i.astype(dt) + jnp.asarray(0.5, dt)) * bs) / gf
+        keep = (i < grid[:, None, None]) & (y >= -1) & (y <= size)
+        y = jnp.maximum(y, 0)
+        low = jnp.floor(y).astype(jnp.int32)
+        edge = low >= size - 1
+        low = jnp.where(edge, size - 1, low)
+        high = jnp.where(edge, size - 1, low + 1)
+        y = jnp.where(edge, low.astype(dt), y)
+        frac = y - low.astype(dt)
+        cells = jnp.arange(size)
+        wts = ((1 - frac)[..., None] * (cells == low[..., None]) + frac[..., None] * (cells == high[..., None]))
+        wts = jnp.sum(jnp.where(keep[..., None], wts, 0), axis=2)  # (R, bins, size)
+        return wts.astype(dt), grid, ok
+
+
+# ------------------------------------------------------------------ adaptive average pooling
+def _adaptive_matrix(n_in, n_out):
+    """(n_out, n_in): 1/k over cell i's rows [floor(i * n_in / n_out), ceil((i + 1) * n_in / n_out)),
+    MXNet's START_IND / END_IND (in float32)."""
+    m = np.zeros((n_out, n_in), np.float32)
+    f32 = np.float32
+    for i in range(n_out):
+        lo = int(np.floor(f32(i * n_in) / f32(n_out)))
+        hi = int(np.ceil(f32((i + 1) * n_in) / f32(n_out)))
+        m[i, lo:hi] = f32(1) / f32(hi - lo)
+    return m
+
+
+@register
+@frozen
+class _contrib_AdaptiveAvgPooling2D(Op):
+    """Average pooling of (N, C, H, W) to (N, C) + output_size: cell i of n over H rows
+    averages rows [floor(i * H / n), ceil((i + 1) * H / n)) (cells may overlap). output_size:
+    () for 1 x 1, (s,) for s x s, or (height, width)."""
+    output_size: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        s = tuple(self.output_size)
+        if len(s) > 2:
+            raise ValueError(f"output_size {fmt_shape(s)} must have at most 2 dims (height, width)")
+        if any(d < 1 for d in s):
+            raise ValueError(f"output_size {fmt_shape(s)} must be positive")
+
+    def _size(self):
+        s = tuple(self.output_size)
+        return (1, 1) if not s else (s[0], s[0]) if len(s) == 1 else s
+
+    def infer_shape(self, ins, outs):
+        x = ins[0]
+        if x is None:
+            o = outs[0]
+            return [None if o is None else tuple(o[:2]) + (0, 0)], [None if o is None else tuple(o)], []
+        if len(x) != 4:
+            raise ShapeError(f"data {fmt_shape(x)} must be 4-D (batch, channel, height, width)")
+        return [tuple(x)], [tuple(x[:2]) + self._size()], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        oh, ow = self._size()
+        my = jnp.asarray(_adaptive_matrix(x.shape[2], oh), x.dtype)
+        mx_ = jnp.asarray(_adaptive_matrix(x.shape[3], ow), x.dtype)
+        return [jnp.einsum("ph,nchw,qw->ncpq", my, x, mx_, precision=_HI)], aux
+
+
+# ------------------------------------------------------------------ bilinear resize
+_MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
+
+
+def _resize_matrix(n_in, n_out, align_corners):
+    """(n_out, n_in) bilinear taps, MXNet's area_pixel_compute_scale / _source_index in float32."""
+    m = np.zeros((n_out, n_in), np.float32)
+    if n_out == 0:
+        return m
+    if n_in == n_out:
+        return np.eye(n_out, dtype=np.float32)
+    f32 = np.float32
+    if n_out > 1:
+        scale = f32(n_in - 1) / f32(n_out - 1) if align_corners else f32(n_in) / f32(n_out)
+    else:
+        scale = f32(0)
+    for i in range(n_out):
+        if align_corners:
+            src = f32(scale * f32(i))
+        else:
+            src = f32(float(scale) * (i + 0.5) - 0.5)  # MXNet: float * double, then to float
+            src = f32(0) if src < 0 else src
+        lo = int(src)
+        step = 1 if lo < n_in - 1 else 0
+        frac = f32(src - f32(lo))
+        m[i, lo] += f32(1) - frac
+        m[i, lo + step] += frac
+    return m
+
+
+@register
+@frozen
+class _contrib_BilinearResize2D(Op):
+    """Bilinear resize of (N, C, H, W) to (N, C, height, width). mode 'size': height, width,
+    or int(scale_height * H) and int(scale_width * W) when scale_height is given (MXNet reads
+    scale_width only then); 'odd_scale': as 'size' with scales, but an odd dim d becomes
+    int((d - 1) * scale) + 1; 'like': the size of the second input `like` (no gradient);
+    'to_even_down' / 'to_even_up' / 'to_odd_down' / 'to_odd_up': each dim to the nearest even
+    or odd size below or above (unchanged if it already is). align_corners maps the corner
+    pixels' centres onto each other (src = dst * (in - 1) / (out - 1)); otherwise
+    src = (dst + 0.5) * in / out - 0.5, at least 0. An output dim of 1 samples row 0."""
+    height: int = 1
+    width: int = 1
+    scale_height: Optional[float] = None
+    scale_width: Optional[float] = None
+    mode: Literal[_MODES] = "size"
+    align_corners: bool = True
+
+    def __post_init__(self):
+        for what in ("height", "width"):
+            if getattr(self, what) < 1:
+                raise ValueError(f"{what}={getattr(self, what)} must be at least 1")
+        if self.mode == "size" and self.scale_height is not None and self.scale_width is None:
+            raise ValueError("mode='size' with scale_height needs scale_width too (MXNet reads both)")
+        if self.mode == "odd_scale" and (self.scale_height is None or self.scale_width is None):
+            raise ValueError("mode='odd_scale' needs both scale_height and scale_width")
+        for what in ("scale_height", "scale_width"):
+            v = getattr(self, what)
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise ValueError(f"{what}={v} must be positive")
+
+    def arguments(self):
+        return ("data", "like") if self.mode == "like" else ("data",)
+
+    def _out(self, h, w, like):
+        """The output's (height, width) for data dims h, w (0: unknown)."""
+        m = self.mode
+        if m == "size":
+            if self.scale_height is not None:
+                return (int(np.float32(self.scale_height) * np.float32(h)) if h else 0,
+                        int(np.float32(self.scale_width) * np.float32(w)) if w else 0)
+            return self.height, self.width
+        if m == "odd_scale":
+            def one(d, s):
+                if not d:
+                    return 0
+                s = np.float32(s)
+                return int(np.float32(d) * s) if d % 2 == 0 else int(np.float32(d - 1) * s) + 1
+            return one(h, self.scale_height), one(w, self.scale_width)
+        if m == "like":
+            return (like[2], like[3]) if like is not None else (0, 0)
+        even = m.startswith("to_even")
+        step = 1 if m.endswith("up") else -1
+
+        def to(d):
+            return d if not d or (d % 2 == 0) == even else d + step
+        return to(h), to(w)
+
+    def infer_shape(self, ins, outs):
+        x = ins[0]
+        like = ins[1] if self.mode == "like" else None
+        if x is not None and len(x) != 4:
+            raise ShapeError(f"data {fmt_shape(x)} must be 4-D (batch, channel, height, width)")
+        if like is not None and len(like) != 4:
+            raise ShapeError(f"like {fmt_shape(like)} must be 4-D (batch, channel, height, width): "
+                             "mode='like' resizes to its dims 2 and 3")
+        h, w = (x[2], x[3]) if x is not None else (0, 0)
+        oh, ow = self._out(h, w, like)
+        o = outs[0]
+        n, c = (x[0], x[1]) if x is not None else (0, 0)
+        if o is not None and len(o) == 4:
+            n, c = n or o[0], c or o[1]
+        for what, d in (("height", oh), ("width", ow)):
+            if d < 0 or d > 32767:
+                raise ShapeError(f"the output {what} {d} (data {fmt_shape(x)}, mode {self.mode!r}) must be "
+                                 "in [0, 32767] (MXNet keeps it in an int16)")
+        out = (n, c, oh, ow)
+        ins_out = [tuple(x) if x is not None else ((n, c, 0, 0) if n or c else None)]
+        if self.mode == "like":
+            ins_out.append(tuple(like) if like is not None else None)
+        return ins_out, [out if any(out) else None], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        like = ins[1].shape if self.mode == "like" else None
+        oh, ow = self._out(x.shape[2], x.shape[3], like)
+        my = jnp.asarray(_resize_matrix(x.shape[2], oh, self.align_corners), x.dtype)
+        mx_ = jnp.asarray(_resize_matrix(x.shape[3], ow, self.align_corners), x.dtype)
+        return [jnp.einsum("ph,nchw,qw->ncpq", my, x, mx_, precision=_HI)], aux
