@@ -79,8 +79,11 @@ def _affine_dst(h, w, dtype, exact):
 
 def _affine_grid(theta, h, w, exact):
     """theta (N, 6), rows (a b c; d e f) -> grid (N, 2, h, w): x' = a x + b y + c, y' = d x + e y + f."""
-    dst = jnp.asarray(_affine_dst(h, w, theta.dtype, exact))
-    src = jnp.einsum("nij,jk->nik", theta.reshape(-1, 2, 3), dst)
+    xs, ys, _ = _affine_dst(h, w, theta.dtype, exact)
+    t = theta.reshape(-1, 2, 3, 1)
+    # elementwise, not a matmul: exact where MXNet's gemm is (integer maps on the target's
+    # grid), and never at a GPU's reduced (TF32) matmul precision
+    src = t[:, :, 0] * jnp.asarray(xs) + t[:, :, 1] * jnp.asarray(ys) + t[:, :, 2]
     return src.reshape(-1, 2, h, w)
 
 
