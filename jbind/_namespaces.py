@@ -8,17 +8,21 @@ import types
 PREFIXES = {"contrib": "_contrib_", "linalg": "_linalg_", "random": "_random_", "image": "_image_"}
 
 
-def install(package: str, functions: dict, extra: dict | None = None) -> dict:
+def install(package: str, functions: dict, extra: dict | None = None, make=None) -> dict:
     """One module per prefix, `<package>.<name>`, holding the functions whose op name has
     the prefix (without it), then `extra[name]`'s functions over them (MXNet's Python
     samplers in `random`); registered in sys.modules so `from <package> import contrib`
-    works too. Returns {name: module} to put in the package's namespace."""
+    works too. `make(op_name, short_name)`, if given, makes each module function instead
+    of reusing `functions[op_name]` (mx.sym's name their nodes after the short name, as
+    MXNet's do: `mx.sym.linalg.gemm2` makes `gemm20`). Returns {name: module} to put in the
+    package's namespace."""
     out = {}
     for name, prefix in PREFIXES.items():
         module = types.ModuleType(f"{package}.{name}", f"MXNet's `{prefix}*` operators, without the prefix.")
         for op_name, fn in functions.items():
             if op_name.startswith(prefix):
-                setattr(module, op_name[len(prefix):], fn)
+                short = op_name[len(prefix):]
+                setattr(module, short, make(op_name, short) if make else fn)
         for fn_name, fn in (extra or {}).get(name, {}).items():
             setattr(module, fn_name, fn)
         sys.modules[module.__name__] = out[name] = module

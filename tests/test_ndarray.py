@@ -118,6 +118,18 @@ def test_operator_namespaces_as_mxnet():
     assert callable(mx.sym.linalg.gemm) and not hasattr(mx.nd.contrib, "gemm")
 
 
+def test_namespace_symbols_are_named_after_the_short_name_as_mxnet():
+    """MXNet 1.9.1 names `mx.sym.linalg.gemm2(a, b)` gemm20 and `mx.sym.linalg_gemm2(a, b)`
+    linalg_gemm20; `mx.sym.random.uniform` (a Python wrapper there) _random_uniform0."""
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    with mx.name.NameManager():
+        names = [mx.sym.linalg.gemm2(a, b).name, mx.sym.linalg_gemm2(a, b).name, mx.sym.contrib.ctc_loss(a, b).name,
+                 mx.sym.contrib.CTCLoss(a, b).name, mx.sym.random.uniform(shape=(2,)).name,
+                 mx.sym.sample_uniform(a, b).name]
+    assert names == ["gemm20", "linalg_gemm20", "ctc_loss0", "ctcloss0", "_random_uniform0", "sample_uniform0"]
+    assert mx.sym.contrib.ctc_loss(a, b, name="c").list_arguments() == ["a", "b"]
+
+
 def test_parameters_may_follow_the_inputs_positionally_as_mxnet():
     """MXNet's generated functions take parameters after the inputs in declared order:
     `mx.nd.clip(x, 0, 1)`, `mx.sym.reshape(s, (3, 2))`, `Convolution(x, kernel, stride, ...)`."""

@@ -2,13 +2,14 @@
 from .. import _namespaces, _random_api
 from .. import ops as _ops  # noqa: F401  (registers operators)
 from .json_io import load, load_json
-from .ops import constructors as _constructors
+from .ops import _constructor, constructors as _constructors
 from .symbol import Group, Symbol, Variable, var
 
 _functions = _constructors()
 globals().update(_functions)
 globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet's samplers), .image
-    __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False)}))
+    __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False)},
+    make=lambda op_name, short: _constructor(op_name, hint=short.lower())))
 from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
