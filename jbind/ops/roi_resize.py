@@ -34,6 +34,12 @@ def _round_half_away(v):
     return jnp.sign(v) * jnp.where(a - f >= 0.5, f + 1, f)
 
 
+def _exact_div(a, n):
+    """a / n for a Python number n, divided as MXNet does: XLA would multiply by a rounded
+    1 / n when n is a constant, which moves bin edges (7 / 3 * 3 > 7)."""
+    return a / lax.optimization_barrier(jnp.full(a.shape, n, a.dtype))
+
+
 def _batch_index(rois, n):
     """MXNet's `static_cast<int>(rois[:, 0])` (toward zero), and whether it names an image."""
     b = jnp.trunc(rois[:, 0])
@@ -116,7 +122,7 @@ def _pool_bins(rois, shape, pooled, scale, dtype):
 
     def axis(start, end, bins, size):
         extent = jnp.maximum(end - start + 1, 1)
-        bin_size = extent.astype(dtype) / jnp.asarray(bins, dtype)
+        bin_size = _exact_div(extent.astype(dtype), bins)
         i = jnp.arange(bins, dtype=dtype)
         lo = jnp.floor(i[None] * bin_size[:, None]).astype(jnp.int32) + start[:, None]
         hi = jnp.ceil((i[None] + 1) * bin_size[:, None]).astype(jnp.int32) + start[:, None]
@@ -256,12 +262,12 @@ class _contrib_ROIAlign(_ROIOp):
         ok = extent > 0 if self.aligned else jnp.ones(extent.shape, bool)  # MXNet: a CHECK fails
         if not self.aligned:
             extent = jnp.maximum(extent, jnp.asarray(1, dt))
-        bin_size = extent / jnp.asarray(bins, dt)
+        bin_size = _exact_div(extent, bins)
         if self.sample_ratio > 0:
             grid = jnp.full(extent.shape, self.sample_ratio, jnp.int32)
             window, first = self.sample_ratio, jnp.zeros(extent.shape + (bins,), jnp.int32)
         else:
-            grid = jnp.ceil(extent / jnp.asarray(bins, dt)).astype(jnp.int32)
+            grid = jnp.ceil(bin_size).astype(jnp.int32)
             # the samples within [-1, size] of a bin number at most size + 2 (spaced more
             # than (size + 1) / (size + 2) apart when there are more): a window of them from
             # (a little before) the first one
@@ -442,10 +448,11 @@ class _contrib_BilinearResize2D(Op):
         n, c = (x[0], x[1]) if x is not None else (0, 0)
         if o is not None and len(o) == 4:
             n, c = n or o[0], c or o[1]
-        for what, d in (("height", oh), ("width", ow)):
-            if d < 0 or d > 32767:
+        src = like if self.mode == "like" else x
+        for what, d, k in (("height", oh, 2), ("width", ow, 3)):
+            if (src is not None and src[k] and d < 1) or d > 32767:
                 raise ShapeError(f"the output {what} {d} (data {fmt_shape(x)}, mode {self.mode!r}) must be "
-                                 "in [0, 32767] (MXNet keeps it in an int16)")
+                                 "in [1, 32767] (MXNet keeps it in an int16)")
         out = (n, c, oh, ow)
         ins_out = [tuple(x) if x is not None else ((n, c, 0, 0) if n or c else None)]
         if self.mode == "like":
