@@ -23,6 +23,7 @@ ROIS = np.array([
     [0, 0, 0, 11, 9], [1, 2, 3, 9, 12], [0, -4, -2, 5, 6], [1, 8, 7, 22, 20], [0, 6, 6, 6, 6],
     [1, 3.3, 1.7, 8.9, 10.2], [0, 11, 1, 3, 9], [1, 5, 7, 11, 13]])
 BAD_BATCH = np.array([[2, 0, 0, 8, 8], [-1, 0, 0, 8, 8], [0, 30, 30, 40, 40], [1.7, 0, 2, 6, 9]])
+EDGES = np.array([[0, -50, -18, 30, 16], [0, -18, -50, 16, 30], [0, -36, -15, 50, 53], [0, -36, -16, 50, 52]])
 HUGE = np.array([[0, -40, -30, 45, 38], [0, -3, 2.5, 60, 3], [0, 2.2, -50, 3.1, 70], [0, 4, 4, 4, 4]])
 
 
@@ -179,6 +180,13 @@ CASES = [
     # ROIs far larger than the map: many samples per bin, most of them beyond it (the
     # adaptive count must still divide); the window of samples that can land on the map
     _align_case("roialign_huge_rois", pooled=(1, 2), scale=1.0, rois=HUGE, shapes={"data": (1, 2, 5, 6)}),
+    # samples that land on the map's border only when each product and quotient is rounded
+    # as MXNet rounds it (XLA would fuse r * scale into the next subtraction as an FMA, and
+    # divide by a broadcast through a rounded reciprocal)
+    _align_case("roialign_fma_edge", pooled=(3, 3), scale=0.3, sample_ratio=2, rois=EDGES[:2],
+                shapes={"data": (1, 2, 5, 8)}),
+    _align_case("roialign_division_edge", pooled=(1, 1), scale=0.5, aligned=True, rois=EDGES[2:],
+                shapes={"data": (1, 2, 10, 6)}),
     Case("adaptive_avg_pool", lambda: S.Group([C.AdaptiveAvgPooling2D(X, output_size=s) for s in
                                                [(), (3,), (2, 4), (6, 9)]]),
          lambda x: [_adaptive_ref(x, *s) for s in [(1, 1), (3, 3), (2, 4), (6, 9)]], {"x": (2, 2, 5, 7)}),

@@ -34,10 +34,19 @@ def _round_half_away(v):
     return jnp.sign(v) * jnp.where(a - f >= 0.5, f + 1, f)
 
 
-def _exact_div(a, n):
-    """a / n for a Python number n, divided as MXNet does: XLA would multiply by a rounded
-    1 / n when n is a constant, which moves bin edges (7 / 3 * 3 > 7)."""
-    return a / lax.optimization_barrier(jnp.full(a.shape, n, a.dtype))
+def _div(a, b):
+    """a / b rounded once, as MXNet divides. XLA rewrites a division by a constant or by a
+    broadcast into a multiplication by a rounded reciprocal, which moves bin edges and samples
+    (7 / 3 * 3 > 7; 17.5 * 43 / 43 != 17.5): the divisor goes in at a's shape, behind a barrier."""
+    return a / lax.optimization_barrier(jnp.broadcast_to(jnp.asarray(b, a.dtype), a.shape))
+
+
+def _rounded(x):
+    """x rounded to its dtype before whatever adds to it: XLA's CPU backend fuses a product
+    and a sum into one FMA (one rounding; MXNet's x86 build rounds each), which moves a sample
+    across a map border. A select in between keeps them apart (XLA drops barriers before
+    code generation)."""
+    return jnp.where(x == x, x, jnp.asarray(jnp.nan, x.dtype))
 
 
 def _batch_index(rois, n):
@@ -122,7 +131,7 @@ def _pool_bins(rois, shape, pooled, scale, dtype):
 
     def axis(start, end, bins, size):
         extent = jnp.maximum(end - start + 1, 1)
-        bin_size = _exact_div(extent.astype(dtype), bins)
+        bin_size = _div(extent.astype(dtype), bins)
         i = jnp.arange(bins, dtype=dtype)
         lo = jnp.floor(i[None] * bin_size[:, None]).astype(jnp.int32) + start[:, None]
         hi = jnp.ceil((i[None] + 1) * bin_size[:, None]).astype(jnp.int32) + start[:, None]
@@ -241,7 +250,7 @@ class _contrib_ROIAlign(_ROIOp):
         b, valid = _batch_index(r, n)
         off = jnp.asarray(0.5 if self.aligned else 0.0, dt)
         sc = jnp.asarray(self.spatial_scale, dt)
-        x1, y1, x2, y2 = (r[:, i] * sc - off for i in (1, 2, 3, 4))
+        x1, y1, x2, y2 = (_rounded(r[:, i] * sc) - off for i in (1, 2, 3, 4))
         ay, gy, oky = self._axis(y1, y2, ph, h, dt)
         ax, gx, okx = self._axis(x1, x2, pw, w, dt)
         live = valid & oky & okx
@@ -253,7 +262,7 @@ class _contrib_ROIAlign(_ROIOp):
         else:
             out = jnp.einsum("rph,rchw,rqw->rcpq", ay, x, ax, precision=_HI)
         live = live[:, None, None, None]
-        return [jnp.where(live, out / count[:, None, None, None], 0).astype(dt)], aux
+        return [jnp.where(live, _div(out, count[:, None, None, None]), 0).astype(dt)], aux
 
     def _axis(self, start, end, bins, size, dt):
         """Summed bilinear weights (R, bins, size) of one axis's samples, the samples per bin
@@ -262,7 +271,7 @@ class _contrib_ROIAlign(_ROIOp):
         ok = extent > 0 if self.aligned else jnp.ones(extent.shape, bool)  # MXNet: a CHECK fails
         if not self.aligned:
             extent = jnp.maximum(extent, jnp.asarray(1, dt))
-        bin_size = _exact_div(extent, bins)
+        bin_size = _div(extent, bins)
         if self.sample_ratio > 0:
             grid = jnp.full(extent.shape, self.sample_ratio, jnp.int32)
             window, first = self.sample_ratio, jnp.zeros(extent.shape + (bins,), jnp.int32)
@@ -281,8 +290,8 @@ class _contrib_ROIAlign(_ROIOp):
         i = first[..., None] + jnp.arange(window, dtype=jnp.int32)  # (R, bins, window)
         gf = jnp.maximum(grid, 1).astype(dt)[:, None, None]
         bs = bin_size[:, None, None]
-        y = (start[:, None, None] + jnp.arange(bins, dtype=dt)[None, :, None] * bs) + \
-            ((i.astype(dt) + jnp.asarray(0.5, dt)) * bs) / gf
+        y = (start[:, None, None] + _rounded(jnp.arange(bins, dtype=dt)[None, :, None] * bs)) + \
+            _div((i.astype(dt) + jnp.asarray(0.5, dt)) * bs, gf)
         keep = (i < grid[:, None, None]) & (y >= -1) & (y <= size)
         y = jnp.maximum(y, 0)
         low = jnp.floor(y).astype(jnp.int32)

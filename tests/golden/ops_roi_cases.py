@@ -84,6 +84,13 @@ def op_cases(mx):
         {"x": (2, 2, 8, 8)})
     add("roialign_adaptive_scale1", A(x, _rois(S, ROIS_6, "rois"), pooled_size=(2, 3), spatial_scale=1.0,
                                       name="align"), {"x": (1, 2, 6, 7)})
+    # samples on the map's border only when each product and quotient is rounded as MXNet's
+    add("roialign_float_edges", A(x, _rois(S, [[0, -50, -18, 30, 16], [0, -18, -50, 16, 30]], "rois"),
+                                  pooled_size=(3, 3), spatial_scale=0.3, sample_ratio=2, name="align"),
+        {"x": (1, 2, 5, 8)})
+    add("roialign_float_edges_aligned", A(x, _rois(S, [[0, -36, -15, 50, 53], [0, -36, -16, 50, 52]], "rois"),
+                                          pooled_size=(1, 1), spatial_scale=0.5, aligned=True, name="align"),
+        {"x": (1, 2, 10, 6)})
     nonempty = [r for r in ROIS_8 if r[3] > r[1] and r[4] > r[2]]
     add("roialign_aligned", A(x, _rois(S, nonempty, "rois"), pooled_size=(2, 3), spatial_scale=0.5, aligned=True,
                               name="align"), {"x": (2, 2, 8, 8)})
