@@ -50,10 +50,11 @@ def _rois(S, rows, name):
     cells = [S.full((1, 1), float(v), name="%s_%d_%d" % (name, i, j))
              for i, row in enumerate(rows) for j, v in enumerate(row)]
     flat = S.Concat(*cells, dim=1, num_args=len(cells), name=name + "_flat")
-    # plus 0 * a variable (ZERO, shape (1, 1)): the ROIs are then no constants jbind's compiler
-    # could fold, and the ops' ROI arithmetic runs as it does on data
-    zero = S.Variable(ZERO) * 0
-    return S.broadcast_add(S.reshape(flat, shape=(len(rows), 5)), zero, name=name)
+    # plus z - z for a variable z (ZERO, shape (1, 1)): the ROIs are then no constants jbind's
+    # compiler could fold, and the ops' ROI arithmetic runs as it does on data
+    z = S.Variable(ZERO)
+    zero = S.broadcast_sub(z, z, name=name + "_zero")
+    return S.broadcast_add(S.reshape(flat, shape=(len(rows), 5), name=name + "_2d"), zero, name=name)
 
 
 def op_cases(mx):
