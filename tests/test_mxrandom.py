@@ -77,15 +77,20 @@ def _polar_reference(seed, sizes):
             u = np.minimum(raw.astype(np.float32) * np.float32(2.0 ** -32), np.nextafter(np.float32(1), np.float32(0)))
             k = pos.get(i, 0)
             for _ in range(b - a):
-                while True:
-                    x, y = np.float32(2) * u[k] - np.float32(1), np.float32(2) * u[k + 1] - np.float32(1)
-                    k += 2
-                    r2 = x * x + y * y
-                    if r2 <= 1 and r2 != 0:
-                        out.append(y * np.sqrt(np.float32(-2) * np.log(r2) / r2))
-                        break
+                y, k = _polar_one(u, k)
+                out.append(y)
             pos[i] = k
     return np.array(out, np.float32)
+
+
+def _polar_one(u, k):
+    """One libstdc++ polar normal from unit draws u[k], u[k + 1], ...: (value, next k)."""
+    while True:
+        x, y = np.float32(2) * u[k] - np.float32(1), np.float32(2) * u[k + 1] - np.float32(1)
+        k += 2
+        r2 = x * x + y * y
+        if r2 <= 1 and r2 != 0:
+            return y * np.sqrt(np.float32(-2) * np.log(r2) / r2), k
 
 
 @pytest.mark.parametrize("ahead", ["default", "short"])
@@ -140,13 +145,8 @@ def _draws_reference(seed, draws):
                 k += b - a
             else:
                 for _ in range(b - a):
-                    while True:
-                        x, y = np.float32(2) * u[k] - np.float32(1), np.float32(2) * u[k + 1] - np.float32(1)
-                        k += 2
-                        r2 = x * x + y * y
-                        if r2 <= 1 and r2 != 0:
-                            got.append([np.float32(p0) + np.float32(p1) * (y * np.sqrt(np.float32(-2) * np.log(r2) / r2))])
-                            break
+                    y, k = _polar_one(u, k)
+                    got.append([np.float32(p0) + np.float32(p1) * y])
             pos[i] = k
         out.append((np.concatenate(got).astype(np.float32) if got else np.zeros(0, np.float32), pos.copy()))
     return out
