@@ -171,12 +171,12 @@ def _resize_case(id, shape, out, **kw):
 X = V("x")
 CASES = [
     _pool_case("roipool_2x3_half_scale", (2, 3), 0.5),
-    _pool_case("roipool_4x1_scale1", (4, 1), 1.0),
     _align_case("roialign_adaptive", pooled=(2, 3), scale=0.5),
     _align_case("roialign_ratio2_aligned", pooled=(3, 2), scale=0.5, sample_ratio=2, aligned=True,
                 rois=ROIS[[0, 1, 2, 3, 5, 7]]),
+    # 5 images: the gathering path (the goldens' 2 images take the batch-weighing one)
     _align_case("roialign_position_sensitive", pooled=(2, 2), scale=0.5, position_sensitive=True,
-                shapes={"data": (2, 8, 6, 5)}),
+                rois=ROIS * [2.5, 1, 1, 1, 1], shapes={"data": (5, 8, 6, 5)}),
     # ROIs far larger than the map: many samples per bin, most of them beyond it (the
     # adaptive count must still divide); the window of samples that can land on the map
     _align_case("roialign_huge_rois", pooled=(1, 2), scale=1.0, rois=HUGE, shapes={"data": (1, 2, 5, 6)}),
@@ -187,6 +187,9 @@ CASES = [
                 shapes={"data": (1, 2, 5, 8)}),
     _align_case("roialign_division_edge", pooled=(1, 1), scale=0.5, aligned=True, rois=EDGES[2:],
                 shapes={"data": (1, 2, 10, 6)}),
+    # more than 4 images: ROIAlign gathers each ROI's map instead of weighing the batch
+    _align_case("roialign_many_images", pooled=(2, 2), scale=0.5, rois=ROIS * [2.5, 1, 1, 1, 1],
+                shapes={"data": (5, 1, 6, 7)}),
     Case("adaptive_avg_pool", lambda: S.Group([C.AdaptiveAvgPooling2D(X, output_size=s) for s in
                                                [(), (3,), (2, 4), (6, 9)]]),
          lambda x: [_adaptive_ref(x, *s) for s in [(1, 1), (3, 3), (2, 4), (6, 9)]], {"x": (2, 2, 5, 7)}),

@@ -25,6 +25,8 @@ from ._base import Op, frozen, register
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 _HI = lax.Precision.HIGHEST
+# ROIAlign weighs the whole batch per ROI up to this many images, gathers each ROI's above
+_ONE_HOT_IMAGES = 4
 
 
 def _round_half_away(v):
@@ -255,12 +257,26 @@ class _contrib_ROIAlign(_ROIOp):
         ax, gx, okx = self._axis(x1, x2, pw, w, dt)
         live = valid & oky & okx
         count = jnp.where(live, gy * gx, 1).astype(dt)
-        x = data[b]  # (R, C, H, W)
-        if self.position_sensitive:
-            x = x.reshape(x.shape[0], c // (ph * pw), ph, pw, h, w)
-            out = jnp.einsum("rph,rcpqhw,rqw->rcpq", ay, x, ax, precision=_HI)
+        ps = self.position_sensitive
+        if n <= _ONE_HOT_IMAGES:
+            # each ROI's row weights spread over the images (zero but its own): two matmuls
+            # over the whole batch, cheaper than gathering (and scattering back) every ROI's map
+            pick = (b[:, None] == jnp.arange(n)[None]).astype(dt)
+            a = ay[:, :, None, :] * pick[:, None, :, None]  # (R, ph, N, H)
+            if ps:
+                x = data.reshape(n, c // (ph * pw), ph, pw, h, w)
+                t = jnp.einsum("rpnh,ncpqhw->rcpqw", a, x, precision=_HI)
+                out = jnp.einsum("rcpqw,rqw->rcpq", t, ax, precision=_HI)
+            else:
+                t = jnp.einsum("rpnh,nchw->rpcw", a, data, precision=_HI)
+                out = jnp.einsum("rpcw,rqw->rcpq", t, ax, precision=_HI)
         else:
-            out = jnp.einsum("rph,rchw,rqw->rcpq", ay, x, ax, precision=_HI)
+            x = data[b]  # (R, C, H, W)
+            if ps:
+                x = x.reshape(x.shape[0], c // (ph * pw), ph, pw, h, w)
+                out = jnp.einsum("rph,rcpqhw,rqw->rcpq", ay, x, ax, precision=_HI)
+            else:
+                out = jnp.einsum("rph,rchw,rqw->rcpq", ay, x, ax, precision=_HI)
         live = live[:, None, None, None]
         return [jnp.where(live, _div(out, count[:, None, None, None]), 0).astype(dt)], aux
 
