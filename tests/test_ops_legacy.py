@@ -324,8 +324,10 @@ def test_sync_batch_norm_float16_and_key():
     a, b = S.contrib.SyncBatchNorm(V("x"), key="a"), S.contrib.SyncBatchNorm(V("x"), key="b")
     assert a.fingerprint != b.fingerprint and '"key": "a"' in a.tojson()
     op = a._heads[0][0].op
-    assert op.key == "a" and isinstance(op.key(), int)
-    assert copy.deepcopy(op) == op and copy.deepcopy(op).key() == op.key()
+    assert op.key == "a" and type(op.key) is str
+    assert copy.deepcopy(op) == op and copy.deepcopy(op).hash_key() == op.hash_key()
+    with pytest.raises(mx.MXNetError, match="required parameter.*key"):
+        S.contrib.SyncBatchNorm(V("x"))
 
 
 def test_correlation_absdiff_ties_take_mxnets_signs():

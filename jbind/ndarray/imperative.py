@@ -81,7 +81,7 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     input is a ShapeError / DTypeError naming the op and every input, not a JAX error."""
     shapes = tuple(tuple(d.shape) for d in datas)
     dtypes = tuple(np.dtype(d.dtype).name for d in datas)
-    key = (op_name, op.key(), shapes, dtypes)
+    key = (op_name, op.hash_key(), shapes, dtypes)
     if _CHECKED.get(key) is not None:
         return
     from ..symbol.ops import make

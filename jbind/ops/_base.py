@@ -158,7 +158,7 @@ class Op:
         args = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
         return f"{type(self).__qualname__}({args})"
 
-    def key(self) -> int:
+    def hash_key(self) -> int:
         """Hash of the op's class and parameter values, computed once.
 
         Hashed through repr: Python's hash(-1) == hash(-2) (and hash(0.0) == hash(-0.0)),

@@ -98,7 +98,7 @@ class Custom(Op):
             object.__setattr__(self, "_jbind_info", info)
         return info
 
-    def key(self) -> int:
+    def hash_key(self) -> int:
         # Graphs holding the op are never stored, so the key may name this process's
         # registration: a graph built after the op_type is registered again compiles anew.
         serial = self._info().serial

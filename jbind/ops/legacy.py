@@ -95,22 +95,6 @@ class Pooling_v1(Op):
         return [y], aux
 
 
-class _KeyParam(str):
-    """A `key` parameter's string that, called, gives its op's Op.key() (SyncBatchNorm's
-    MXNet parameter `key` takes the name of the op's hash method)."""
-
-    def __new__(cls, value, op_key):
-        s = super().__new__(cls, value)
-        s._op_key = op_key
-        return s
-
-    def __call__(self):
-        return self._op_key
-
-    def __getnewargs__(self):
-        return (str(self), self._op_key)
-
-
 @register
 @frozen
 class _contrib_SyncBatchNorm(Op):
@@ -123,7 +107,7 @@ class _contrib_SyncBatchNorm(Op):
     Inference and use_global_stats use the moving statistics; their mean / var outputs
     (which MXNet leaves unwritten) are the moving statistics.
     """
-    key: str  # required (MXNet's); see __post_init__
+    key: str  # required (MXNet's): the synchronisation key
     eps: float = 1e-3
     momentum: float = 0.9
     fix_gamma: bool = True
@@ -135,12 +119,8 @@ class _contrib_SyncBatchNorm(Op):
     input_var_attrs = BatchNorm.input_var_attrs
 
     def __post_init__(self):
-        if not isinstance(self.key, str):  # the dataclass takes Op.key (the method) for its default
-            raise ValueError("required parameter key not given (the synchronisation key, a string)")
         if self.ndev < 1:
             raise ValueError(f"ndev must be positive, got {self.ndev}")
-        # MXNet's parameter `key` shadows Op.key(): keep the string, callable for Op.key's value
-        object.__setattr__(self, "key", _KeyParam(self.key, Op.key(self)))
 
     def _bn(self):
         return BatchNorm(eps=self.eps, momentum=self.momentum, fix_gamma=self.fix_gamma,

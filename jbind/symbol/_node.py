@@ -28,7 +28,7 @@ class Node:
         if op is None:
             self.key = stable_hash(repr(("var", name, attrs.get("__shape__"), attrs.get("__dtype__"))))
         else:
-            self.key = hash((op.key(), tuple((n.key, i) for n, i in inputs)))  # ints: same in every process
+            self.key = hash((op.hash_key(), tuple((n.key, i) for n, i in inputs)))  # ints: same in every process
 
     @property
     def is_variable(self) -> bool:

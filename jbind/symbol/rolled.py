@@ -8,7 +8,7 @@ Recognition is structural. Node names `{cell}t{t}_{rest}` (split at the last `t{
 so a prefix such as `net0_` is allowed) only propose step sets S_t per cell prefix; unnamed
 nodes (`_plus3`) join the step they are computed from. A run of steps a..b rolls
 when each step is isomorphic to the template: corresponding nodes (by `rest`, or by their
-place among the step's nodes) have the same `op.key()` and output shapes, and each input is
+place among the step's nodes) have the same `op.hash_key()` and output shapes, and each input is
 (i) a node of the same step, (ii) a node of the previous step (a carry: step a reads its
 initial value), or (iii) an entry outside the family, either the same for every step
 (weights) or one per step of one shape (x_t, stacked before the scan). Step nodes fed only
@@ -145,7 +145,7 @@ def _labels(cx, members, intern):
         if m:
             base = ("n", m["rest"])
         else:
-            base = (node.op.key(), tuple((lab[s], i) if s in lab else None
+            base = (node.op.hash_key(), tuple((lab[s], i) if s in lab else None
                                          for s, i in map(cx.src, g.in_entries[ni])))
         k = seen[base] = seen.get(base, -1) + 1
         lab[ni] = intern.setdefault((base, k), len(intern))
@@ -172,7 +172,7 @@ def _sig(cx, cur, prev, core):
                          else ("ext", shapes[e]))
             ents.append(e)
         outs = tuple(shapes[g.offsets[ni] + k] for k in range(g.nodes[ni].num_outputs()))
-        items.append((op.key(), outs, tuple(descs)))
+        items.append((op.hash_key(), outs, tuple(descs)))
     return tuple(items), ents
 
 
