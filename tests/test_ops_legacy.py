@@ -154,9 +154,9 @@ def _kl_ref_grad(x):
 CASES = [
     _conv_v1_case(),
     _pool_v1_case(),
-    Case("sync_batch_norm_training", lambda: S.contrib.SyncBatchNorm(V("x"), key="k", fix_gamma=False, eps=1e-3),
-         lambda x, syncbatchnorm0_gamma, syncbatchnorm0_beta: [np_bn(x, syncbatchnorm0_gamma, syncbatchnorm0_beta,
-                                                                     1e-3)[0]],
+    Case("sync_batch_norm_training",
+         lambda: S.contrib.SyncBatchNorm(V("x"), key="k", fix_gamma=False, eps=1e-3, name="sbn"),
+         lambda x, sbn_gamma, sbn_beta: [np_bn(x, sbn_gamma, sbn_beta, 1e-3)[0]],
          {"x": (3, 2, 4)}, is_train=True, grad_rtol=5e-3, grad_atol=1e-3),
     _corr_case(),
     Case("kl_sparse_reg_identity_plus_penalty",
