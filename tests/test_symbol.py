@@ -107,6 +107,19 @@ def test_symbols_are_immutable_under_composition():
     assert composed.list_arguments() == ["z", "fc_weight", "fc_bias"]
 
 
+def test_json_edges_carry_mxnets_versions_of_aux_states():
+    """MXNet 1.9.1 writes an aux state's edge with the variable's version: how many ops
+    have written it so far (BatchNorm's moving statistics: 1; shared by a second: 2)."""
+    x, mm, mv = mx.sym.Variable("x"), mx.sym.Variable("mm"), mx.sym.Variable("mv")
+    a = mx.sym.BatchNorm(x, moving_mean=mm, moving_var=mv, name="bn")
+    b = mx.sym.BatchNorm(a, moving_mean=mm, moving_var=mv, name="bn2")
+    ops = [n for n in json.loads(b.tojson())["nodes"] if n["op"] != "null"]
+    assert [n["inputs"] for n in ops] == [  # MXNet 1.9.1's tojson of the same graph
+        [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 1], [4, 0, 1]],
+        [[5, 0, 0], [6, 0, 0], [7, 0, 0], [3, 0, 2], [4, 0, 2]]]
+    assert mx.sym.load_json(b.tojson()).tojson() == b.tojson()
+
+
 def test_json_round_trip(tmp_path):
     net = mlp()
     text = net.tojson()

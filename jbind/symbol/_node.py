@@ -66,3 +66,24 @@ def topo_order(heads) -> list[Node]:
             if id(child) not in seen:
                 stack.append((child, False))
     return order
+
+
+def input_versions(nodes) -> dict:
+    """MXNet's version of each op node's input edges, for `nodes` in topological order:
+    {id(node): [version per input]}. A variable's version counts the ops that wrote it
+    (took it as an aux state) so far, that op included; other edges are version 0."""
+    written: dict[int, int] = {}
+    out = {}
+    for n in nodes:
+        if n.op is None:
+            continue
+        versions = []
+        for k, (c, _) in enumerate(n.inputs):
+            if c.op is not None:
+                versions.append(0)
+                continue
+            if k >= n.num_args():
+                written[id(c)] = written.get(id(c), 0) + 1
+            versions.append(written.get(id(c), 0))
+        out[id(n)] = versions
+    return out

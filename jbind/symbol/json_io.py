@@ -5,7 +5,7 @@ import json
 
 from ..base import MXNetError
 from ..ops._base import get_op
-from ._node import Node, topo_order
+from ._node import Node, input_versions, topo_order
 from .symbol import Symbol
 
 MXNET_VERSION = 10901  # what we write: MXNet 1.9.1's layout
@@ -43,12 +43,13 @@ def to_json(sym: Symbol, remove_amp_cast: bool = True) -> str:
     heads = without_amp_casts(sym._heads) if remove_amp_cast else sym._heads
     nodes = topo_order(heads)
     index = {id(n): i for i, n in enumerate(nodes)}
+    versions = input_versions(nodes)
     out, row_ptr, arg_nodes = [], [0], []
     for i, n in enumerate(nodes):
         entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
         if n.attrs:
             entry["attrs"] = dict(n.attrs)
-        entry["inputs"] = [[index[id(c)], k, 0] for c, k in n.inputs]
+        entry["inputs"] = [[index[id(c)], k, v] for (c, k), v in zip(n.inputs, versions.get(id(n), ()))]
         out.append(entry)
         if n.op is None:
             arg_nodes.append(i)

@@ -9,7 +9,7 @@ from .. import attribute
 from .. import _fluent
 from ..base import NotImplementedForSymbol
 from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
-from ._node import Node, topo_order
+from ._node import Node, input_versions, topo_order
 from .graph import graph_of
 
 
@@ -253,19 +253,15 @@ class Symbol:
             n = heads[0][0]
             return f"Variable:{n.name}\n" if n.op is None else f"AtomicFunctor  Op:{n.op.name}\n"
         lines = ["Symbol Outputs:"] + [f"\toutput[{k}]={n.name}({i})" for k, (n, i) in enumerate(heads)]
-        versions: dict[int, int] = {}
-        for n in topo_order(heads):
+        nodes = topo_order(heads)
+        versions = input_versions(nodes)
+        for n in nodes:
             if n.op is None:
                 lines.append(f"Variable:{n.name}")
                 continue
             lines += ["-" * 20, f"Op:{n.op.name}, Name={n.name}", "Inputs:"]
-            for k, (c, i) in enumerate(n.inputs):
-                if c.op is not None:
-                    lines.append(f"\targ[{k}]={c.name}({i})")
-                    continue
-                if k >= n.num_args():
-                    versions[id(c)] = versions.get(id(c), 0) + 1
-                lines.append(f"\targ[{k}]={c.name}({i}) version={versions.get(id(c), 0)}")
+            for k, ((c, i), v) in enumerate(zip(n.inputs, versions[id(n)])):
+                lines.append(f"\targ[{k}]={c.name}({i})" + ("" if c.op is not None else f" version={v}"))
             if n.attrs:
                 lines += ["Attrs:"] + [f"\t{k}={v}" for k, v in sorted(n.attrs.items())]
         return "\n".join(lines) + "\n"
