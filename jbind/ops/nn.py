@@ -109,6 +109,9 @@ class LeakyReLU(Op):
     def arguments(self):
         return ("data", "gamma") if self.act_type == "prelu" else ("data",)
 
+    def total_outputs(self):
+        return 2 if self.act_type == "rrelu" else 1  # rrelu: MXNet's hidden mask
+
     def infer_shape(self, ins, outs):
         data = ins[0] if ins[0] is not None else outs[0]
         if self.act_type != "prelu":
@@ -168,6 +171,9 @@ class Dropout(Op):
     axes: tuple[int, ...] = ()
     cudnn_off: Optional[bool] = False
     random = True
+
+    def total_outputs(self):
+        return 2  # MXNet's hidden mask
 
     def draws(self, is_train):
         return (is_train or self.mode == "always") and 0 < self.p < 1

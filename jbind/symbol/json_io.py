@@ -55,9 +55,78 @@ def to_json(sym: Symbol, remove_amp_cast: bool = True) -> str:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + (1 if n.op is None else n.op.total_outputs()))
     heads = [[index[id(n)], k, 0] for n, k in heads]
-    doc = {"nodes": out, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads,
-           "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
-    return json.dumps(doc, indent=2)
+    return _Writer().graph(out, arg_nodes, row_ptr, heads)
+
+
+class _Writer:
+    """MXNet's text layout (dmlc-core's JSONWriter, as nnvm saves a graph), so that a file
+    jbind writes is the file MXNet writes: arrays of more than 10 numbers and lists of
+    nodes one item a line, edges inline; objects of more than one key one key a line,
+    node attributes in key order; ", " between items; only \\r \\n \\t \\\\ and \\" escaped."""
+
+    def __init__(self):
+        self.parts, self.lines = [], []   # text; one "multi-line?" flag per open scope
+
+    def graph(self, nodes, arg_nodes, row_ptr, heads) -> str:
+        def node(n):
+            items = [("op", n["op"]), ("name", n["name"])]
+            if n.get("attrs"):
+                items.append(("attrs", lambda: self.obj(sorted(n["attrs"].items()), len(n["attrs"]) > 1)))
+            items.append(("inputs", lambda: self.edges(n["inputs"])))
+            self.obj(items, True)
+
+        self.obj([("nodes", lambda: self.array([lambda n=n: node(n) for n in nodes], True)),
+                  ("arg_nodes", lambda: self.array(arg_nodes, len(arg_nodes) > 10)),
+                  ("node_row_ptr", lambda: self.array(row_ptr, len(row_ptr) > 10)),
+                  ("heads", lambda: self.edges(heads)),
+                  ("attrs", lambda: self.obj([("mxnet_version", lambda: self.array(["int", MXNET_VERSION], False))],
+                                             False))], True)
+        return "".join(self.parts)
+
+    def edges(self, entries):
+        self.array([lambda e=e: self.array(e, False) for e in entries], len(entries) > 10)
+
+    def newline(self):
+        if not self.lines or self.lines[-1]:
+            self.parts.append("\n" + "  " * len(self.lines))
+
+    def value(self, v):
+        if callable(v):
+            v()
+        elif isinstance(v, str):
+            self.parts.append('"' + v.translate(_ESCAPES) + '"')
+        else:
+            self.parts.append(str(v))
+
+    def array(self, items, multi_line):
+        self.parts.append("[")
+        self.lines.append(multi_line)
+        for i, v in enumerate(items):
+            if i:
+                self.parts.append(", ")
+            self.newline()
+            self.value(v)
+        self.lines.pop()
+        if multi_line and items:
+            self.newline()
+        self.parts.append("]")
+
+    def obj(self, items, multi_line):
+        self.parts.append("{")
+        self.lines.append(multi_line)
+        for i, (k, v) in enumerate(items):
+            if i:
+                self.parts.append(", ")
+            self.newline()
+            self.parts.append(f'"{k}": ')
+            self.value(v)
+        self.lines.pop()
+        if multi_line and items:
+            self.newline()
+        self.parts.append("}")
+
+
+_ESCAPES = str.maketrans({"\r": "\\r", "\n": "\\n", "\\": "\\\\", "\t": "\\t", '"': '\\"'})
 
 
 def load_json(json_str: str) -> Symbol:
