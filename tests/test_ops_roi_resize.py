@@ -1,5 +1,5 @@
 """ROIPooling, _contrib_ROIAlign, _contrib_AdaptiveAvgPooling2D and _contrib_BilinearResize2D
-(jbind/ops/roi_resize.py) against numpy references written from MXNet 1.9.1's C++ loops
+(jbind/ops/roi.py, jbind/ops/resize.py) against numpy references written from MXNet 1.9.1's C++ loops
 (float32 geometry, operation by operation); tests/golden/ops_roi/ holds MXNet's own values.
 Behaviours marked "MXNet 1.9.1" were checked against it.
 """
