@@ -49,11 +49,18 @@ class _Update(Op):
 
 class _MixedPrecision(_Update):
     """The `mp_` ops: the last state is a float32 master copy of the weight (`weight32`);
-    the update runs in float32 on it and the output is cast to the weight's dtype."""
+    the update runs in float32 on it and the output is cast to the weight's dtype. An mp_
+    op lists its plain op after this class in its bases: the plain op's parameters, and its
+    update applied to weight32 and the float32 gradient."""
 
     def infer_type(self, ins, outs):
         t = next((x for x in list(ins) + list(outs) if x is not None), None)
         return [t, t], [t], [np.dtype(np.float32).name] * len(self.aux_names)
+
+    def update(self, w, g, *states):
+        *states, w32 = states
+        w32, states = super().update(w32, g.astype(jnp.float32), *states)
+        return w32, [*states, w32]
 
 
 def _sgd_w(w, g, lr, wd, rescale, clip):
@@ -271,46 +278,20 @@ class ftml_update(_Update):
 
 
 @register
-class mp_sgd_update(_MixedPrecision):
+class mp_sgd_update(_MixedPrecision, sgd_update):
     """sgd_update on the float32 master weight `weight32`; the output is it in weight's dtype."""
-    lr: float
-    wd: float = 0.0
-    rescale_grad: float = 1.0
-    clip_gradient: float = -1.0
-    lazy_update: bool = True
     aux_names = ("weight32",)
 
-    def update(self, w, g, w32):
-        w32 = _sgd_w(w32, g.astype(jnp.float32), self.lr, self.wd, self.rescale_grad, self.clip_gradient)
-        return w32, [w32]
-
 
 @register
-class mp_sgd_mom_update(_MixedPrecision):
+class mp_sgd_mom_update(_MixedPrecision, sgd_mom_update):
     """sgd_mom_update on the float32 master weight `weight32` (mom is float32 too)."""
-    lr: float
-    momentum: float = 0.0
-    wd: float = 0.0
-    rescale_grad: float = 1.0
-    clip_gradient: float = -1.0
-    lazy_update: bool = True
     aux_names = ("mom", "weight32")
 
-    def update(self, w, g, m, w32):
-        m = _mom(w32, g.astype(jnp.float32), m, self.lr, self.momentum, self.wd, self.rescale_grad,
-                 self.clip_gradient)
-        w32 = w32 + m
-        return w32, [m, w32]
-
 
 @register
-class mp_nag_mom_update(_MixedPrecision):
+class mp_nag_mom_update(_MixedPrecision, nag_mom_update):
     """nag_mom_update on the float32 master weight `weight32` (mom is float32 too)."""
-    lr: float
-    momentum: float = 0.0
-    wd: float = 0.0
-    rescale_grad: float = 1.0
-    clip_gradient: float = -1.0
     aux_names = ("mom", "weight32")
 
     def update(self, w, g, m, w32):
