@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import fmt_shape
-from ._base import Op, register
+from ._base import Op, frozen, register
 from .linalg import _check_dtypes
 
 
@@ -132,7 +132,14 @@ class _LowerParam:
         op.__dict__[self.slot] = bool(value)
 
 
+@frozen
 class _Triangular(_LinalgOp):
+    """trmm's and trsm's parameters and shapes: triangular A (N..., m, m), B (N..., m, n)."""
+    transpose: bool = False
+    rightside: bool = False
+    lower: bool = _LowerParam(True)
+    alpha: float = 1.0
+
     def arguments(self):
         return ("A", "B")
 
@@ -162,10 +169,6 @@ class _Triangular(_LinalgOp):
 class _linalg_trmm(_Triangular):
     """alpha * op(A) @ B (or B @ op(A) with rightside) for triangular A (its lower triangle, or
     its upper one with lower=False; op: transpose or not)."""
-    transpose: bool = False
-    rightside: bool = False
-    lower: bool = _LowerParam(True)
-    alpha: float = 1.0
 
     def _lower(self, ins, aux, is_train, key):
         a, b = ins
@@ -178,10 +181,6 @@ class _linalg_trmm(_Triangular):
 @register(aliases=("linalg_trsm",))
 class _linalg_trsm(_Triangular):
     """alpha * op(A)^-1 @ B (or B @ op(A)^-1 with rightside) for triangular A."""
-    transpose: bool = False
-    rightside: bool = False
-    lower: bool = _LowerParam(True)
-    alpha: float = 1.0
 
     def _lower(self, ins, aux, is_train, key):
         a, b = ins
