@@ -21,18 +21,12 @@ from jax import lax
 
 from ..base import ShapeError, fmt_shape
 from ._base import Op, frozen, register
+from .elemwise import _round  # C's std::round: halves away from zero
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 _HI = lax.Precision.HIGHEST
 # ROIAlign weighs the whole batch per ROI up to this many images, gathers each ROI's above
 _ONE_HOT_IMAGES = 4
-
-
-def _round_half_away(v):
-    """C's std::round: halves away from zero (jnp.round takes them to even)."""
-    a = jnp.abs(v)
-    f = jnp.floor(a)
-    return jnp.sign(v) * jnp.where(a - f >= 0.5, f + 1, f)
 
 
 def _div(a, b):
@@ -127,7 +121,7 @@ def _pool_bins(rois, shape, pooled, scale, dtype):
     n, _, h, w = shape
     r = rois.astype(dtype)
     sc = jnp.asarray(scale, dtype)
-    x1, y1, x2, y2 = (_round_half_away(r[:, i] * sc).astype(jnp.int32) for i in (1, 2, 3, 4))
+    x1, y1, x2, y2 = (_round(r[:, i] * sc).astype(jnp.int32) for i in (1, 2, 3, 4))
     b, valid = _batch_index(r, n)
 
     def axis(start, end, bins, size):
