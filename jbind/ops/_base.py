@@ -284,6 +284,23 @@ def fields(cls) -> tuple:
     return dataclasses.fields(made(cls) if isinstance(cls, type) else cls)
 
 
+FLOATS = ("float16", "float32", "float64")
+
+
+def float_types(op, ins, outs, floats=FLOATS):
+    """The dtype rule of ops whose MXNet kernels take floats only: one dtype for every input
+    and output, one of `floats` (MXNet infers an integer dtype, then fails at bind)."""
+    t = next((t for t in list(ins) + list(outs) if t is not None), None)
+    names = list(op.arguments()) + [f"output {o!r}" for o in op.outputs()]
+    for name, u in zip(names, list(ins) + list(outs)):
+        if u is not None and np.dtype(u) != np.dtype(t):
+            raise ValueError(f"{name} is {np.dtype(u).name}, {names[0]} {np.dtype(t).name}: all must have one dtype")
+    if t is not None and np.dtype(t).name not in floats:
+        allowed = " or ".join(floats) if len(floats) < 3 else f"{', '.join(floats[:-1])} or {floats[-1]}"
+        raise ValueError(f"the inputs must be {allowed}, got {np.dtype(t).name}")
+    return [t] * len(ins), [t] * len(outs), []
+
+
 def _is_op_dataclass(cls) -> bool:
     return any(c in _PENDING or "__dataclass_fields__" in c.__dict__ for c in cls.__mro__)
 

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import ShapeError, fmt_shape
-from ._base import Op, frozen, register
+from ._base import Op, float_types, frozen, register
 
 BoxFormat = Literal["corner", "center"]
 
@@ -52,20 +52,6 @@ def _overlap(a, b, fmt):
     """Intersection of boxes a and b (broadcast), MXNet's product of the two axes' overlaps."""
     return (_intersect(a[..., 0], a[..., 2], b[..., 0], b[..., 2], fmt)
             * _intersect(a[..., 1], a[..., 3], b[..., 1], b[..., 3], fmt))
-
-
-def _real_types(ins, outs):
-    """One float dtype for every input and output (MXNet 1.9.1 infers an integer dtype,
-    then fails in the forward: its kernels take float16, float32 and float64 only)."""
-    known = [t for t in list(ins) + list(outs) if t is not None]
-    t = known[0] if known else None
-    for u in known:
-        if np.dtype(u) != np.dtype(t):
-            raise ValueError(f"inputs and outputs must have one dtype, got {np.dtype(t).name} and "
-                             f"{np.dtype(u).name}")
-    if t is not None and np.dtype(t).name not in ("float16", "float32", "float64"):
-        raise ValueError(f"the data must be float16, float32 or float64, got {np.dtype(t).name}")
-    return [t] * len(ins), [t] * len(outs), []
 
 
 def _check_batched(what, shape, least=2):
@@ -105,7 +91,7 @@ class MultiBoxPrior(Op):
         return len(self.sizes) + len(self.ratios) - 1
 
     def infer_type(self, ins, outs):
-        return _real_types(ins, outs)
+        return float_types(self, ins, outs)
 
     def infer_shape(self, ins, outs):
         d = ins[0]
@@ -156,7 +142,7 @@ class box_iou(Op):
         return ("lhs", "rhs")
 
     def infer_type(self, ins, outs):
-        return _real_types(ins, outs)
+        return float_types(self, ins, outs)
 
     def infer_shape(self, ins, outs):
         for what, s in zip(("lhs", "rhs"), ins):
@@ -240,7 +226,7 @@ class box_nms(Op):
         return 2  # MXNet's hidden second output records each kept row's input position
 
     def infer_type(self, ins, outs):
-        return _real_types(ins, outs)
+        return float_types(self, ins, outs)
 
     def infer_shape(self, ins, outs):
         d, o = ins[0], outs[0]
@@ -340,7 +326,7 @@ class bipartite_matching(Op):
         return ("output0", "output1")
 
     def infer_type(self, ins, outs):
-        return _real_types(ins, outs)
+        return float_types(self, ins, outs)
 
     def infer_shape(self, ins, outs):
         d = ins[0]

@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import ShapeError, fmt_shape
-from ._base import Op, register
-
-_FLOATS = ("float16", "float32", "float64")
+from ._base import Op, float_types, register
 
 
 @register
@@ -52,14 +50,7 @@ class khatri_rao(Op):
         return [(r, n) if s is not None or n else None for r, s in zip(rows, ins)], [new_out], []
 
     def infer_type(self, ins, outs):
-        t = next((t for t in list(ins) + list(outs) if t is not None), None)
-        for i, u in enumerate(list(ins) + list(outs)):
-            if u is not None and np.dtype(u) != np.dtype(t):
-                what = f"arg{i}" if i < len(ins) else "the output"
-                raise ValueError(f"{what} is {np.dtype(u).name}, arg0's {np.dtype(t).name}: all must have one dtype")
-        if t is not None and np.dtype(t).name not in _FLOATS:
-            raise ValueError(f"the inputs must be float16, float32 or float64, got {np.dtype(t).name}")
-        return [t] * len(ins), [t], []
+        return float_types(self, ins, outs)
 
     def lower(self, ins, aux, is_train, key):
         out = ins[0]

@@ -19,9 +19,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape
-from ._base import Op, frozen, register
-
-_FLOATS = ("float16", "float32", "float64")
+from ._base import Op, float_types, frozen, register
 
 
 def _merge(what, a, b):
@@ -39,19 +37,6 @@ def _rank(name, shape, n, layout):
 
 def _known(shape):
     return None if not any(shape) else tuple(shape)
-
-
-def _float_types(op, ins, outs, floats=_FLOATS):
-    """One float dtype for every input and output (MXNet's rule; its kernels take floats only)."""
-    t = next((t for t in list(ins) + list(outs) if t is not None), None)
-    names = list(op.arguments()) + ["the output"]
-    for name, u in zip(names, list(ins) + list(outs)):
-        if u is not None and np.dtype(u) != np.dtype(t):
-            raise ValueError(f"{name} is {np.dtype(u).name}, {names[0]} {np.dtype(t).name}: all must have one dtype")
-    if t is not None and np.dtype(t).name not in floats:
-        allowed = " or ".join(floats) if len(floats) < 3 else f"{', '.join(floats[:-1])} or {floats[-1]}"
-        raise ValueError(f"the inputs must be {allowed}, got {np.dtype(t).name}")
-    return [t] * len(ins), [t] * len(outs), []
 
 
 def _check_target(target_shape, what):
@@ -149,7 +134,7 @@ class GridGenerator(Op):
 
     def infer_type(self, ins, outs):
         # MXNet 1.9.1 has GridGenerator kernels for float32 only (it fails at bind otherwise)
-        return _float_types(self, ins, outs, ("float32",))
+        return float_types(self, ins, outs, ("float32",))
 
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
@@ -192,7 +177,7 @@ class BilinearSampler(Op):
         return [_known((n, c) + d[2:]), _known((n, 2, ho, wo))], [_known((n, c, ho, wo))], []
 
     def infer_type(self, ins, outs):
-        return _float_types(self, ins, outs)
+        return float_types(self, ins, outs)
 
     def lower(self, ins, aux, is_train, key):
         return [_sample(*ins)], aux
@@ -235,7 +220,7 @@ class SpatialTransformer(Op):
         return [_known((n, c) + d[2:]), _known((n, 6))], [_known((n, c, h, w))], []
 
     def infer_type(self, ins, outs):
-        return _float_types(self, ins, outs)
+        return float_types(self, ins, outs)
 
     def lower(self, ins, aux, is_train, key):
         data, loc = ins
