@@ -4,9 +4,9 @@ compiling with exactly one PersistentCacheWarning, correct results and no crash.
 
 The cache is enabled in this process and disabled again after each test; each test
 compiles a graph of its own size so that nothing comes from jbind's in-memory cache.
-Faults are made in both layers of the folder: JAX's cache entries (`*-cache`, written
-with Path.write_bytes) and jbind's executable store (written with io_util's atomic
-writer, through tempfile.mkstemp).
+Faults are made in both layers of the folder: JAX's cache entries (`*-cache`) and jbind's
+executable store, both written with io_util's atomic writer (through tempfile.mkstemp),
+and Path.write_bytes, which JAX itself writes with, for good measure.
 """
 import errno
 import hashlib

@@ -6,7 +6,7 @@ never an exception and never a wrong executable. jbind wraps JAX's cache object 
 every entry it writes carries a SHA-256 of its key and its bytes; an entry that fails the
 check (corrupt, truncated, without the checksum, or copied from another key's file) is a
 miss and is removed, so the fresh compile replaces it. A write that fails removes what it
-left half-written.
+left half-written; entries are written atomically (temp file, fsync, rename).
 
 The entries are compiled programs, run when loaded: the folder is created `0700`, and one
 that another user owns or that its group or others may write is refused (a warning; the
@@ -25,6 +25,7 @@ import jax
 from jax.experimental.compilation_cache import compilation_cache as _public
 
 from ..base import JbindWarning
+from ..io_util import atomic_write_bytes
 from . import _folder
 
 
@@ -137,7 +138,12 @@ class _Guarded:
     def put(self, key, value):
         data = _MAGIC + _checksum(key, value) + value
         try:
-            self._inner.put(key, data)
+            # JAX's local LRUCache (no eviction of its own) would write the file in place: write it here,
+            # atomically, under the name it reads
+            if getattr(self._inner, "eviction_enabled", None) is False:
+                atomic_write_bytes(self._entry(key), data)
+            else:
+                self._inner.put(key, data)
         except Exception as e:  # read-only, full, gone
             self._drop(key)
             _warn_once(self._dir, f"cannot write an entry ({type(e).__name__}: {e})")
