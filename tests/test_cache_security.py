@@ -268,3 +268,30 @@ def test_bad_max_bytes_is_an_error_naming_the_variable(folder, monkeypatch):
     with pytest.raises(MXNetError, match="JBIND_CACHE_MAX_BYTES.*'lots'"):
         mx.compile.enable_persistent_cache(folder)
     assert mx.compile.persistent_cache_dir() is None
+
+
+@pytest.mark.parametrize("rest", [b"", struct.pack("<I", 1000) + b"k", struct.pack("<I", 1) + b"k",
+                                  struct.pack("<I", 1) + b"k" + struct.pack("<I", 9) + b"[]",
+                                  struct.pack("<I", 1) + b"k" + struct.pack("<I", 5) + b"[1,2]" + b"payload",
+                                  struct.pack("<I", 1) + b"k" + struct.pack("<I", 2) + b"{}"])
+def test_malformed_entries_with_valid_checksums_are_bad_entries(rest):
+    """Lengths past the end, missing fields, trees that are not trees: BadEntry, nothing else."""
+    import jax
+
+    from jbind.compile import _entry
+    blob = b"JBX2" + hashlib.sha256(rest).digest() + rest
+    with pytest.raises(_entry.BadEntry):
+        _entry.decode(blob, "k", jax.local_devices(backend="cpu")[:1])
+
+
+def test_executables_naming_types_the_reader_refuses_are_not_stored(folder, monkeypatch):
+    """What `decode` would refuse is never written (it would be rejected, warned about and
+    rewritten at every start); JAX's own cache still keeps the program."""
+    from jbind.compile import _entry
+    assert ("jax._src.core", "ShapedArray") in _entry._JAX_TYPES
+    monkeypatch.setattr(_entry, "_JAX_TYPES", _entry._JAX_TYPES - {("jax._src.core", "ShapedArray")})
+    mx.compile.enable_persistent_cache(folder)
+    saved = store.counts["saved"]
+    _forward(55)
+    assert store.counts["saved"] == saved and not _exe_files(folder)
+    assert [p for p in folder.iterdir() if p.name.endswith("-cache")]

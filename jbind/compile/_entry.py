@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import pickle
+import pickletools
 import struct
 
 import jax
@@ -131,13 +132,42 @@ def _tree(desc):
     return jax.tree_util.tree_structure(_tree_example(desc, leaf), is_leaf=lambda x: x is leaf)
 
 
+def globals_named(payload: bytes) -> set:
+    """The (module, name) pairs a pickle names (GLOBAL, INST and STACK_GLOBAL), read without
+    running it; ("?", "?") where a STACK_GLOBAL's operands are not plain strings."""
+    found, pushed, memo = set(), [], {}
+    for op, arg, _ in pickletools.genops(payload):
+        if op.name in ("GLOBAL", "INST"):
+            found.add(tuple(arg.split(" ", 1)))
+        elif op.name == "STACK_GLOBAL":
+            pair = tuple(pushed[-2:])
+            found.add(pair if len(pair) == 2 and all(isinstance(x, str) for x in pair) else ("?", "?"))
+        elif op.name == "MEMOIZE":
+            memo[len(memo)] = pushed[-1] if pushed else None
+        elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            memo[arg] = pushed[-1] if pushed else None
+        elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+            pushed.append(memo.get(arg))
+        elif op.name != "FRAME":
+            pushed.append(arg if isinstance(arg, str) and "UNICODE" in op.name else None)
+    return found
+
+
+def _loadable(payload: bytes) -> bool:
+    allowed = _JAX_TYPES | {(m, n) for m in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray")
+                            for n in ("ndarray", "_reconstruct")}
+    return globals_named(payload) <= allowed
+
+
 def encode(key: str, compiled) -> bytes | None:
-    """The entry for `compiled` under `key`, or None if it cannot be stored safely."""
+    """The entry for `compiled` under `key`, or None if it cannot be stored (and read back) safely."""
     from jax.experimental import serialize_executable
     try:
         payload, in_tree, out_tree = serialize_executable.serialize(compiled)
         trees = json.dumps([_tree_json(in_tree), _tree_json(out_tree)]).encode()
     except Exception:  # noqa: BLE001 - an executable JAX cannot serialize, or a tree JSON cannot hold
+        return None
+    if not _loadable(payload):  # a type `decode` would refuse: it stays with JAX's own cache
         return None
     k = key.encode()
     rest = b"".join([_U32.pack(len(k)), k, _U32.pack(len(trees)), trees, payload])
@@ -152,6 +182,8 @@ def decode(blob: bytes, key: str, devices):
     pos = 36
     fields = []
     for _ in range(2):
+        if pos + 4 > len(blob):
+            raise BadEntry("corrupt or truncated")
         (n,) = _U32.unpack_from(blob, pos)
         if pos + 4 + n > len(blob):
             raise BadEntry("corrupt or truncated")
