@@ -45,6 +45,9 @@ _JAX_TYPES = {
     ("jax._src.sharding_impls", "_unpickle_single_device_sharding"), ("jax._src.stages", "ArgInfo"),
     ("jaxlib._jax", "DeviceList"), ("numpy", "dtype"),
 }
+# numpy's array reconstruction, under its names in numpy 1 and 2, answered by the stand-ins below
+_NUMPY = {(m, n) for m in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray")
+          for n in ("ndarray", "_reconstruct")}
 _NDARRAY = object()  # stands for numpy.ndarray, which is only ever the first argument of _reconstruct
 
 
@@ -67,8 +70,7 @@ class _Unpickler(pickle._Unpickler):  # the Python unpickler: BUILD can be check
     def find_class(self, module, name):
         if (module, name) in _JAX_TYPES:
             found = super().find_class(module, name)
-        elif module in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray") and name in ("ndarray",
-                                                                                                 "_reconstruct"):
+        elif (module, name) in _NUMPY:
             found = _NDARRAY if name == "ndarray" else _reconstruct
         else:
             raise BadEntry(f"unsafe (it names the global {module}.{name})")
@@ -154,9 +156,7 @@ def globals_named(payload: bytes) -> set:
 
 
 def _loadable(payload: bytes) -> bool:
-    allowed = _JAX_TYPES | {(m, n) for m in ("numpy", "numpy.core.multiarray", "numpy._core.multiarray")
-                            for n in ("ndarray", "_reconstruct")}
-    return globals_named(payload) <= allowed
+    return globals_named(payload) <= _JAX_TYPES | _NUMPY
 
 
 def encode(key: str, compiled) -> bytes | None:

@@ -126,7 +126,8 @@ class _Guarded:
         if data is None:
             return None
         body = data[_HEADER:]
-        if data[:len(_MAGIC)] == _MAGIC and len(data) >= _HEADER and _checksum(key, body) == data[len(_MAGIC):_HEADER]:
+        header_ok = data[:len(_MAGIC)] == _MAGIC and len(data) >= _HEADER
+        if header_ok and _checksum(key, body) == data[len(_MAGIC):_HEADER]:
             _folder.touch(self._entry(key))
             return body
         # plain JAX's entries (no checksum) and entries copied from another key's file are misses too
