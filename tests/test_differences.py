@@ -396,3 +396,18 @@ def test_optimizer_states_of_another_layout_are_an_error():
     plain.set_states(saved.get_states())
     with pytest.raises(mx.base.MXNetError, match="keeps 0 state array"):
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
+
+
+def test_states_naming_other_globals_are_an_error(tmp_path):
+    """A .states file naming a global beyond NDArrays, containers and jbind's optimizers is refused (MXNet runs it)."""
+    import pickle
+
+    import pytest
+    marker = tmp_path / "ran"
+    blob = b"cbuiltins\nexec\n(V" + f"open({str(marker)!r}, 'w').close()".encode() + b"\ntR."
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(mx.base.MXNetError, match=r"builtins\.exec"):
+        updater.set_states(blob)
+    with pytest.raises(mx.base.MXNetError, match="not an Optimizer"):  # MXNet: the optimizer becomes "sgd"
+        updater.set_states(pickle.dumps(({}, "sgd")))
+    assert not marker.exists() and isinstance(updater.optimizer, mx.optimizer.SGD)

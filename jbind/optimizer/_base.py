@@ -357,12 +357,16 @@ class Updater:
 
     def set_states(self, states: bytes) -> None:
         """Load states (and the optimizer, if it was dumped) from `get_states`' bytes or
-        from MXNet's (`Module.save_optimizer_states`)."""
-        states = _states.loads(states)
-        if isinstance(states, tuple) and len(states) == 2:
-            self.states, self.optimizer = states
-        else:
-            self.states = states
+        from MXNet's (`Module.save_optimizer_states`).
+
+        The bytes are data: only arrays, numbers, containers and jbind's optimizers and
+        schedulers are read from them (anything else is an `MXNetError` naming it), and what
+        was read is checked before it replaces this updater's states or optimizer.
+        """
+        states, optimizer = _states.unpack(_states.loads(states))
+        self.states = states
+        if optimizer is not None:
+            self.optimizer = optimizer
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
