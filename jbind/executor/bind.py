@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _limits
 from .._memo import Memo
 from ..base import MXNetError, fmt_shape, np_dtype
 from ..context import Context, check_group2ctx, current_context
@@ -96,6 +97,7 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     g = graph_of(sym)
     plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
     dev = ctx.jax_device
+    _limits.check_fits(f"simple_bind of {sym.name or 'a group'!r} on {ctx}", plan.state_bytes + plan.out_bytes, dev)
     n = len(g.arg_names)
     shared_names = set(shared_arg_names or ())
     s_args = shared_exec.arg_dict if shared_exec is not None else {}
@@ -172,4 +174,5 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
             raise MXNetError(f"bind: gradient array for {n!r} has shape {gr.shape}, argument has {a.shape}")
     plan = make_plan(sym, tuple(a.shape for a in arg_list + aux_list),
                      tuple(np.dtype(a.dtype).name for a in arg_list + aux_list), reqs)
+    _limits.check_fits(f"bind of {sym.name or 'a group'!r} on {ctx}", plan.out_bytes, ctx.jax_device)
     return Executor(sym, ctx, arg_list, grad_list, aux_list, plan)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 
+from .. import _limits
 from .._memo import stable_hash
 from ..base import MXNetError, ParamError
 
@@ -133,6 +134,9 @@ class Op:
             except (ValueError, SyntaxError, TypeError) as e:
                 raise ParamError(f"{cls.name}: cannot parse parameter {k}={v!r} as "
                                  f"{_type_name(hints[k])}: {e}") from None
+        for k in _limits.COUNT_PARAMS:  # checked before an op builds a tuple of that many names
+            if k in values:
+                _limits.check_count(cls.name, k, values[k])
         missing = [n for n, f in known.items() if n not in values
                    and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
         if missing:
@@ -185,6 +189,15 @@ def _type_name(t) -> str:
     return getattr(t, "__name__", None) or str(t).replace("typing.", "")
 
 
+def literal(s: str):
+    """A Python literal from a parameter string: `ast.literal_eval`, which never runs code;
+    its parser's own limits (a 100,000-deep `----1` exhausts its stack) become ValueError."""
+    try:
+        return ast.literal_eval(s)
+    except (MemoryError, RecursionError):
+        raise ValueError("too deeply nested") from None
+
+
 def parse_value(t, v):
     """Parse `v` (a Python value or MXNet's string form) as annotation `t`."""
     origin = typing.get_origin(t)
@@ -210,7 +223,7 @@ def parse_value(t, v):
         return bool(v)
     if t is int:
         if isinstance(v, str):
-            v = ast.literal_eval(v.strip())
+            v = literal(v.strip())
         if isinstance(v, float) and not v.is_integer():
             raise ValueError("not an integer")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
@@ -228,7 +241,7 @@ def parse_value(t, v):
     if origin is tuple or t is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
         if isinstance(v, str):
             s = v.strip()
-            v = ast.literal_eval(s) if s else ()
+            v = literal(s) if s else ()
         if v is None:
             return ()
         if isinstance(v, (int, np.integer)):
