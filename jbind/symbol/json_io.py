@@ -137,11 +137,7 @@ def load_json(json_str: str) -> Symbol:
     """
     if not isinstance(json_str, str):
         raise TypeError(f"load_json expects a string, got {type(json_str).__name__}")
-    try:
-        doc = json.loads(json_str)
-    except json.JSONDecodeError as e:
-        raise MXNetError(f"symbol JSON is not valid JSON: {e}") from None
-    return _from_doc(doc, "<json>")
+    return _from_doc(_parse(json_str, "symbol JSON"), "<json>")
 
 
 def load(fname: str) -> Symbol:
@@ -149,13 +145,19 @@ def load(fname: str) -> Symbol:
     try:
         with open(fname, "r", encoding="utf-8") as f:
             text = f.read()
-    except OSError as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise MXNetError(f"cannot read symbol file {fname!r}: {e}") from None
+    return _from_doc(_parse(text, f"symbol file {fname!r}"), fname)
+
+
+def _parse(text: str, what: str):
     try:
-        doc = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
-        raise MXNetError(f"symbol file {fname!r} is not valid JSON: {e}") from None
-    return _from_doc(doc, fname)
+        raise MXNetError(f"{what} is not valid JSON: {e}") from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise MXNetError(f"{what} is nested too deeply to be a symbol (a symbol's JSON is 5 levels "
+                         "deep)") from None
 
 
 def _from_doc(doc, where: str) -> Symbol:
