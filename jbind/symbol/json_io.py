@@ -5,7 +5,7 @@ import json
 
 from ..base import MXNetError
 from ..ops._base import get_op
-from ._node import Node, input_versions, topo_order
+from ._node import Node, input_versions, paused_gc, topo_order
 from .symbol import Symbol
 
 MXNET_VERSION = 10901  # what we write: MXNet 1.9.1's layout
@@ -37,6 +37,11 @@ def without_amp_casts(heads: list) -> list:
 
 
 def to_json(sym: Symbol, remove_amp_cast: bool = True) -> str:
+    with paused_gc():
+        return _to_json(sym, remove_amp_cast)
+
+
+def _to_json(sym: Symbol, remove_amp_cast: bool) -> str:
     heads = sym._heads
     nodes = topo_order(heads)
     if remove_amp_cast and any(n.op is not None and n.op.name in _AMP_CASTS for n in nodes):
@@ -174,7 +179,8 @@ def load(fname: str) -> Symbol:
 
 def _parse(text: str, what: str):
     try:
-        return json.loads(text)
+        with paused_gc():
+            return json.loads(text)
     except json.JSONDecodeError as e:
         raise MXNetError(f"{what} is not valid JSON: {e}") from None
     except RecursionError:  # json's decoder recurses once per level of nesting
@@ -184,7 +190,8 @@ def _parse(text: str, what: str):
 
 def _from_doc(doc, where: str) -> Symbol:
     try:
-        return _build(doc, where)
+        with paused_gc():
+            return _build(doc, where)
     except MXNetError:
         raise
     except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:
@@ -266,12 +273,11 @@ def _build(doc, where: str) -> Symbol:
             _node_error(where, i, nd, str(e))
         if version < 905 and cls.name in ("argmax", "argmin") and attrs.get("axis") == "-1":
             del attrs["axis"]  # MXNet 0.9.5 made axis optional; -1 meant "all elements"
-        params = cls.params_in(attrs)
-        op_key = (cls, tuple(params.items()))
+        op_key = (cls, tuple(attrs.items()))
         op = ops.get(op_key)  # ops are immutable: nodes with one configuration share one
         if op is None:
             try:
-                op = ops[op_key] = cls.from_attrs(params)
+                op = ops[op_key] = cls.from_attrs(cls.params_in(attrs))
             except MXNetError as e:
                 _node_error(where, i, nd, str(e))
         slots = op.arguments() + op.aux_names
