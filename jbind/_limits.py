@@ -6,7 +6,7 @@ the node and the number before it builds a tuple or allocates an array. The limi
 far above what real models use and can be raised through the environment:
 
 - `JBIND_MAX_COUNT` (default 100,000): a count parameter (`num_args`, `num_outputs`,
-  `sections`, `n_out`, `num_layers`): the number of inputs or outputs of one node.
+  `sections`, `num_layers`): the number of inputs, outputs or layers of one node.
 - `JBIND_MAX_ELEMENTS` (default 2**36, about 6.9e10): the elements of one array.
 
 `check_fits` compares the bytes a bind is about to allocate with what the device has
@@ -20,7 +20,7 @@ import os
 
 from .base import MXNetError
 
-COUNT_PARAMS = ("num_args", "num_outputs", "sections", "n_out", "num_layers")
+COUNT_PARAMS = ("num_args", "num_outputs", "sections", "num_layers")
 _SMALL = 64 << 20  # binds below this many bytes skip the memory check (a file read)
 
 
