@@ -135,3 +135,11 @@ def test_bad_shapes_and_dtypes_given_in_python_are_mxnet_errors():
 def test_a_parameter_nested_past_the_parser_is_a_param_error_naming_the_node():
     text = _doc([_var(), {"op": "sum", "name": "s", "attrs": {"axis": "-" * 100000 + "1"}, "inputs": [[0, 0, 0]]}])
     raises_naming(lambda: mx.sym.load_json(text), "'s'", "axis", "too deeply nested")
+
+
+def test_control_characters_in_attributes_round_trip():
+    """MXNet's writer leaves control characters raw in its JSON and its reader takes them back."""
+    sym = mx.sym.relu(V("x", attr={"__note__": "a\x1bb\x01"}), name="r")
+    text = sym.tojson()
+    assert "\x1b" in text
+    assert mx.sym.load_json(text).get_internals()[0].attr("__note__") == "a\x1bb\x01"

@@ -179,8 +179,8 @@ def load(fname: str) -> Symbol:
 
 def _parse(text: str, what: str):
     try:
-        with paused_gc():
-            return json.loads(text)
+        with paused_gc():  # strict=False: control characters in strings, as MXNet writes and reads them
+            return json.loads(text, strict=False)
     except json.JSONDecodeError as e:
         raise MXNetError(f"{what} is not valid JSON: {e}") from None
     except RecursionError:  # json's decoder recurses once per level of nesting
