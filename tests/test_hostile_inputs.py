@@ -143,3 +143,14 @@ def test_control_characters_in_attributes_round_trip():
     text = sym.tojson()
     assert "\x1b" in text
     assert mx.sym.load_json(text).get_internals()[0].attr("__note__") == "a\x1bb\x01"
+
+
+@pytest.mark.parametrize("init", ['["constant"]', '["constant", {"nope": 1}]', '{"a": 1}',
+                                  '["constant", {"value": "x"}]', "[" * 100000, "nosuch"])
+def test_a_malformed_init_attribute_is_an_mxnet_error_naming_the_variable(init):
+    text = _doc([{"op": "null", "name": "data", "inputs": []}, _var("w", __init__=init),
+                 {"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2", "no_bias": "True"},
+                  "inputs": [[0, 0, 0], [1, 0, 0]]}])
+    mod = mx.mod.Module(mx.sym.load_json(text), label_names=None, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (1, 3))], for_training=False)
+    raises_naming(lambda: mod.init_params(mx.init.Uniform()), "w")
