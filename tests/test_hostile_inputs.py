@@ -154,3 +154,9 @@ def test_a_malformed_init_attribute_is_an_mxnet_error_naming_the_variable(init):
     mod = mx.mod.Module(mx.sym.load_json(text), label_names=None, context=mx.cpu())
     mod.bind(data_shapes=[("data", (1, 3))], for_training=False)
     raises_naming(lambda: mod.init_params(mx.init.Uniform()), "w")
+
+
+def test_a_malformed_lr_mult_attribute_is_an_mxnet_error_naming_the_variable():
+    net = mx.sym.FullyConnected(V("data"), weight=V("w", lr_mult="fast"), num_hidden=2, no_bias=True, name="fc")
+    raises_naming(lambda: mx.optimizer.SGD(sym=mx.sym.load_json(net.tojson()), param_idx2name={0: "w"}),
+                  "'w'", "__lr_mult__", "'fast'")
