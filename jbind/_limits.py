@@ -21,7 +21,7 @@ import os
 from .base import MXNetError
 
 COUNT_PARAMS = ("num_args", "num_outputs", "sections", "num_layers")
-_SMALL = 64 << 20  # binds below this many bytes skip the memory check (a file read)
+SMALL = 64 << 20  # binds below this many bytes skip the memory check (a file read)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -85,7 +85,7 @@ def available_bytes(device) -> int | None:
 
 def check_fits(what: str, nbytes: int, device) -> None:
     """Raise if `nbytes` is more than `device` has available."""
-    if nbytes < _SMALL or os.environ.get("JBIND_MEMORY_CHECK", "1") == "0":
+    if nbytes < SMALL or os.environ.get("JBIND_MEMORY_CHECK", "1") == "0":
         return
     have = available_bytes(device)
     if have is not None and nbytes > have:

@@ -160,3 +160,13 @@ def test_a_malformed_lr_mult_attribute_is_an_mxnet_error_naming_the_variable():
     net = mx.sym.FullyConnected(V("data"), weight=V("w", lr_mult="fast"), num_hidden=2, no_bias=True, name="fc")
     raises_naming(lambda: mx.optimizer.SGD(sym=mx.sym.load_json(net.tojson()), param_idx2name={0: "w"}),
                   "'w'", "__lr_mult__", "'fast'")
+
+
+def test_arrays_shared_with_another_executor_are_not_counted_again(monkeypatch):
+    net = mx.sym.FullyConnected(V("data"), num_hidden=4096, name="fc")  # weight 4096 x 8192: 128 MiB
+    first = net.simple_bind(mx.cpu(), data=(2, 8192), grad_req="null")
+    monkeypatch.setattr(_limits, "available_bytes", lambda device: 100 << 20)
+    raises_naming(lambda: net.simple_bind(mx.cpu(), data=(4, 8192), grad_req="null"), "available")
+    second = net.simple_bind(mx.cpu(), data=(4, 8192), grad_req="null", shared_exec=first,
+                             shared_arg_names=["fc_weight", "fc_bias"])
+    assert second.arg_dict["fc_weight"] is first.arg_dict["fc_weight"]

@@ -6,6 +6,8 @@ they are. Both then build the same Executor.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _limits
@@ -97,12 +99,20 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     g = graph_of(sym)
     plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
     dev = ctx.jax_device
-    _limits.check_fits(f"simple_bind of {sym.name or 'a group'!r} on {ctx}", plan.state_bytes + plan.out_bytes, dev)
     n = len(g.arg_names)
     shared_names = set(shared_arg_names or ())
     s_args = shared_exec.arg_dict if shared_exec is not None else {}
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
+    new_bytes = plan.state_bytes + plan.out_bytes
+    if shared_exec is not None and new_bytes >= _limits.SMALL:  # what the shared executor holds is not new
+        for (name, shape), dt, req in zip(plan.shapes, plan.np_dtypes, plan.grad_req + (None,) * len(g.aux_names)):
+            size = math.prod(shape) * dt.itemsize
+            if req is None:
+                new_bytes -= size if name in s_aux else 0
+            elif name in shared_names and name in s_args:
+                new_bytes -= size * (1 + (req != "null" and s_grads.get(name) is not None))
+    _limits.check_fits(f"simple_bind of {sym.name or 'a group'!r} on {ctx}", new_bytes, dev)
     args, grads, aux = [], [], []
     for (name, shape), dt, req in zip(plan.shapes[:n], plan.np_dtypes[:n], plan.grad_req):
         if name in shared_names and name in s_args:
