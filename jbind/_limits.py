@@ -24,8 +24,14 @@ COUNT_PARAMS = ("num_args", "num_outputs", "sections", "num_layers")
 SMALL = 64 << 20  # binds below this many bytes skip the memory check (a file read)
 
 
+_PARSED: dict = {}  # (variable, its text) -> value: inference checks every shape it sets
+
+
 def _env_int(name: str, default: int) -> int:
     v = os.environ.get(name)
+    got = _PARSED.get((name, v))
+    if got is not None:
+        return got
     if v is None or not v.strip():
         return default
     try:
@@ -34,7 +40,7 @@ def _env_int(name: str, default: int) -> int:
         raise MXNetError(f"{name}={v!r} is not an integer") from None
     if n < 1:
         raise MXNetError(f"{name}={v!r} must be positive")
-    return n
+    return _PARSED.setdefault((name, v), n)
 
 
 def max_count() -> int:
@@ -55,7 +61,7 @@ def check_count(what: str, param: str, n) -> None:
 def check_elements(what: str, shape) -> None:
     """Raise if `shape` has more than `JBIND_MAX_ELEMENTS` elements (0s, unknown dims, count 1)."""
     n = math.prod(d for d in shape if d)
-    if n > 2**31 and n > max_elements():  # the environment is read only for large shapes
+    if n > max_elements():
         raise MXNetError(f"{what}: shape {tuple(shape)} has {n} elements, over the limit of "
                          f"{max_elements()} (JBIND_MAX_ELEMENTS)")
 
