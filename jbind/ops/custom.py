@@ -331,7 +331,7 @@ def _zeros(spec):
 # Errors the user's code raised in callbacks, by the text JAX re-raises them with (the
 # callback runs on an XLA thread, not the caller's: the text is what ties the two). Several
 # threads may fail at once, so each error has its own entry (a list per text); entries
-# nobody claims (a callback whose caller went away) are dropped past _KEEP texts.
+# nobody claims (a callback whose caller went away) are dropped past _KEEP of them.
 _FAILED: "collections.OrderedDict[str, list]" = collections.OrderedDict()
 _FAILED_LOCK = threading.Lock()
 _KEEP = 256
@@ -342,7 +342,9 @@ def _fail(error: MXNetError, original: BaseException | None = None):
     """Raise `error` out of a callback; the caller gets `original` (a KeyboardInterrupt or
     SystemExit, which JAX would turn into its runtime error) or else `error` itself."""
     with _FAILED_LOCK:
-        _FAILED.setdefault(str(error), []).append(error if original is None else original)
+        same = _FAILED.setdefault(str(error), [])
+        same.append(error if original is None else original)
+        del same[:-_KEEP]
         while len(_FAILED) > _KEEP:
             _FAILED.popitem(last=False)
     raise error
