@@ -411,3 +411,34 @@ def test_states_naming_other_globals_are_an_error(tmp_path):
     with pytest.raises(mx.base.MXNetError, match="not an Optimizer"):  # MXNet: the optimizer becomes "sgd"
         updater.set_states(pickle.dumps(({}, "sgd")))
     assert not marker.exists() and isinstance(updater.optimizer, mx.optimizer.SGD)
+
+def test_counts_and_array_sizes_are_bounded():
+    """A count parameter over JBIND_MAX_COUNT or an array over JBIND_MAX_ELEMENTS is an MXNetError; MXNet tries to build it."""
+    import pytest
+    with pytest.raises(mx.base.MXNetError, match="JBIND_MAX_COUNT"):
+        mx.sym.SliceChannel(mx.sym.Variable("x"), num_outputs=10 ** 9)
+    with pytest.raises(mx.base.MXNetError, match="JBIND_MAX_ELEMENTS"):
+        mx.sym.zeros(shape=(10 ** 6, 10 ** 6)).infer_shape()
+
+
+def test_bind_refuses_more_memory_than_the_device_has(monkeypatch):
+    """simple_bind / bind / Module.bind refuse more bytes than the device has available; MXNet starts allocating."""
+    import pytest
+    from jbind import _limits
+    monkeypatch.setattr(_limits, "available_bytes", lambda device: 64 << 20)
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4096, name="fc")
+    with pytest.raises(mx.base.MXNetError, match="available"):
+        net.simple_bind(mx.cpu(), data=(1, 8192))
+
+
+def test_recordio_index_offsets_outside_the_file_are_refused_at_open(tmp_path):
+    """An .idx offset outside the .rec is an MXNetError when the reader opens; MXNet's read_idx fails or returns None later."""
+    import pytest
+    rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
+    w = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    w.write_idx(0, b"abc")
+    w.close()
+    with open(idx, "w") as f:
+        f.write("0\t1000\n")
+    with pytest.raises(mx.base.MXNetError, match="outside"):
+        mx.recordio.MXIndexedRecordIO(idx, rec, "r")

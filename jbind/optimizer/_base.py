@@ -134,7 +134,7 @@ class Optimizer:
             attr, arg_names = self.sym_info
             for name in arg_names:
                 if name in attr and "__lr_mult__" in attr[name]:
-                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+                    self.lr_mult[name] = _mult(name, "__lr_mult__", attr[name]["__lr_mult__"])
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
@@ -147,7 +147,7 @@ class Optimizer:
             attr, arg_names = self.sym_info
             for name in arg_names:
                 if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+                    self.wd_mult[name] = _mult(name, "__wd_mult__", attr[name]["__wd_mult__"])
         self.wd_mult.update(args_wd_mult)
 
     def _set_current_context(self, device_id: int) -> None:
@@ -380,3 +380,11 @@ class Updater:
 def get_updater(optimizer: Optimizer) -> Updater:
     """An `Updater` closure over `optimizer`, as MXNet's."""
     return Updater(optimizer)
+
+
+def _mult(name: str, key: str, text) -> float:
+    """A symbol's `__lr_mult__` / `__wd_mult__` attribute (data, from a symbol file) as a float."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise MXNetError(f"variable {name!r}: its {key} attribute {str(text)[:40]!r} is not a number") from None
