@@ -99,6 +99,7 @@ def join(coordinator: str, num_processes: int, process_id: int, join_timeout: fl
          heartbeat_timeout: float) -> None:
     """Start (rank 0) the coordinator on `coordinator`'s own host and join it, as
     jax.distributed.initialize does; MXNetError when the job does not assemble in time."""
+    import jax
     from jax._src import distributed as jd
     from jax._src.lib import _jax
 
@@ -120,6 +121,8 @@ def join(coordinator: str, num_processes: int, process_id: int, join_timeout: fl
         except OSError as e:
             raise MXNetError(f"{where}: nothing listens at the coordinator {coordinator} after {join_timeout:g} s "
                              f"(the join timeout): worker 0 never started it ({e.strerror or e})") from None
+
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
 
     def no_status(*_):
         """Never runs: JAX cannot hand it the status (std::bad_cast), which makes a failed
@@ -190,8 +193,11 @@ class _Watchdog:
         self.stopped.set()
 
     def _beat(self) -> None:
+        from jax._src import distributed as jd
         count = 0
         while not self.stopped.is_set():
+            if jd.global_state.client is not self.client:  # jax.distributed.shutdown() was called
+                return self.stop()
             count += 1
             try:
                 self.client.key_value_set(f"{_KEY}{self.rank}", str(count), allow_overwrite=True)
@@ -241,7 +247,7 @@ def _leave(dog: _Watchdog) -> None:
               file=sys.stderr, flush=True)
     finally:
         dog.stop()
-        _on_terminate.message = None
+        _on_terminate.uninstall()
     if state.service is not None:
         state.service.shutdown()
         state.service = None
@@ -255,21 +261,28 @@ class _OnTerminate:
     escapes there would abort the process."""
 
     message: str | None = None
-    _handler = None
+    _handler = _set = _previous = None
 
     def install(self, message: str, host: str, port: int) -> None:
         self.message, self.host, self.port = message, host, port
-        if self._handler is not None or not sys.platform.startswith("linux"):
+        if self._set is not None or not sys.platform.startswith("linux"):
             return
         import ctypes
         try:
             set_terminate = ctypes.CDLL("libstdc++.so.6")._ZSt13set_terminatePFvvE
         except (OSError, AttributeError):
             return
-        proto = ctypes.CFUNCTYPE(None)
-        set_terminate.restype, set_terminate.argtypes = ctypes.c_void_p, [proto]
-        self._handler = proto(self._run)  # kept alive here: libstdc++ holds only the pointer
-        set_terminate(self._handler)
+        set_terminate.restype, set_terminate.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+        self._handler = ctypes.CFUNCTYPE(None)(self._run)  # kept alive here: libstdc++ holds only the pointer
+        self._previous = set_terminate(ctypes.cast(self._handler, ctypes.c_void_p))
+        self._set = set_terminate
+
+    def uninstall(self) -> None:
+        """Back to the handler from before: out of the job, a terminate aborts as usual."""
+        self.message = None
+        if self._set is not None:
+            self._set(self._previous)
+            self._set = None
 
     def _coordinator_gone(self) -> bool:
         for _ in range(4):  # a dying coordinator may close its port a moment after its connections

@@ -77,6 +77,7 @@ def env_seconds(name: str, default: float, env=None) -> float:
 
 
 def env_flag(name: str, env=None) -> bool:
+    """A yes / no environment variable (1 / 0, true / false, yes / no; unset is no)."""
     value = (os.environ if env is None else env).get(name, "").strip().lower()
     if value in ("", "0", "false", "no"):
         return False
@@ -116,12 +117,13 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
         if process_id is None or not 0 <= process_id < num_processes:
             raise MXNetError(f"{ENV_PROCESS_ID}={process_id} must be in 0..{num_processes - 1} "
                              f"({ENV_NUM_PROCESSES}={num_processes})")
-        join_timeout = join_timeout or env_seconds(ENV_JOIN_TIMEOUT, DEFAULT_JOIN_TIMEOUT)
-        heartbeat_timeout = heartbeat_timeout or env_seconds(ENV_HEARTBEAT_TIMEOUT, DEFAULT_HEARTBEAT_TIMEOUT)
+        env = {ENV_JOIN_TIMEOUT: join_timeout, ENV_HEARTBEAT_TIMEOUT: heartbeat_timeout}
+        env = {k: str(v) for k, v in env.items() if v is not None}
+        join_timeout = env_seconds(ENV_JOIN_TIMEOUT, DEFAULT_JOIN_TIMEOUT, {**os.environ, **env})
+        heartbeat_timeout = env_seconds(ENV_HEARTBEAT_TIMEOUT, DEFAULT_HEARTBEAT_TIMEOUT, {**os.environ, **env})
         trust_network = env_flag(ENV_TRUST_NETWORK) if trust_network is None else trust_network
         _dist_runtime.check_network(coordinator, trust_network, ENV_TRUST_NETWORK,
                                     "`python -m jbind.launch --trust-network`")
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
         _dist_runtime.join(coordinator, num_processes, process_id, join_timeout, heartbeat_timeout)
         _state["initialized"] = True
         return True

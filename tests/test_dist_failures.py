@@ -99,15 +99,9 @@ def _workers(piddir, action, victim, n=2, ranks=None, port=None, **env):
 def runs(tmp_path_factory):
     def piddir(name):
         return str(tmp_path_factory.mktemp(name))
-    taken = socket.socket()
-    taken.bind(("127.0.0.1", 0))
-    taken.listen(1)
-    port = taken.getsockname()[1]
     fast = dict(JBIND_HEARTBEAT_TIMEOUT=HEARTBEAT, JBIND_JOIN_TIMEOUT=60)
     d = {}
     try:
-        p = piddir("pt")
-        d["port_taken"] = Scenario(p, _workers(p, "none", 9, ranks=[0], port=port))
         p = piddir("na")
         d["never_arrives"] = Scenario(p, _workers(p, "none", 9, ranks=[0], JBIND_JOIN_TIMEOUT=2)
                                       + _workers(p, "none", 9, ranks=[1], JBIND_JOIN_TIMEOUT=2))
@@ -121,7 +115,6 @@ def runs(tmp_path_factory):
              "--join-timeout", "60", WORKER, "stop", "1", p], _env())])
         yield d
     finally:
-        taken.close()
         for s in d.values():
             s.kill()
 
@@ -136,18 +129,16 @@ def _no_crash(err):
         assert word not in err, err[-3000:]
 
 
-def test_port_taken_is_an_mxnet_error(runs, capsys):
-    """Rank 0 finds its coordinator port taken: an MXNetError (it segfaulted), and the
-    launcher refuses the port in one line before starting anyone."""
-    [(rc, _, err)] = runs["port_taken"].result()
-    assert rc == 1, err[-3000:]
-    assert "MXNetError: the coordinator cannot listen on 127.0.0.1:" in err, err[-3000:]
-    assert "another program listens there" in err
-    _no_crash(err)
+def test_port_taken_is_an_mxnet_error(capsys):
+    """Rank 0 finds its coordinator port taken: an MXNetError before JAX is touched (its
+    service segfaulted there), and the launcher refuses the port in one line before
+    starting anyone."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
+        with pytest.raises(MXNetError, match=f"cannot listen on 127.0.0.1:{port}: another program listens"):
+            distributed.initialize(f"127.0.0.1:{port}", 2, 0)
         assert launch.main(["-n", "2", "--coordinator", f"127.0.0.1:{port}", "t.py"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
@@ -211,7 +202,7 @@ def test_frozen_worker_stops_the_launched_job_and_every_port_is_loopback(runs):
         for a in addrs:
             host = a.rsplit(":", 1)[0].strip("[]")
             ip = ipaddress.ip_address(host)
-            assert (ip.ipv4_mapped or ip).is_loopback, (r, a)
+            assert (getattr(ip, "ipv4_mapped", None) or ip).is_loopback, (r, a)
     pids = s.pids()
     assert len(pids) == 2
     for pid in pids:
