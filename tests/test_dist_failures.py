@@ -1,8 +1,7 @@
 """Distributed jobs that go wrong end in an MXNetError or a one-line exit, within the
 configured timeouts: never a segfault, an abort or a hang (issue #20, parts 2 and 3).
 
-Every scenario is two loopback processes (or one, or the launcher) with short timeouts.
-They mostly wait, so the module starts them all at once and each test checks its own.
+Every scenario is two loopback processes (or the launcher and two) with short timeouts.
 """
 import ipaddress
 import os
@@ -95,28 +94,23 @@ def _workers(piddir, action, victim, n=2, ranks=None, port=None, **env):
             for r in (range(n) if ranks is None else ranks)]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def _start_all(tmp_path, d):
     def piddir(name):
-        return str(tmp_path_factory.mktemp(name))
+        d = tmp_path / name
+        d.mkdir()
+        return str(d)
     fast = dict(JBIND_HEARTBEAT_TIMEOUT=HEARTBEAT, JBIND_JOIN_TIMEOUT=60)
-    d = {}
-    try:
-        p = piddir("na")
-        d["never_arrives"] = Scenario(p, _workers(p, "none", 9, ranks=[0], JBIND_JOIN_TIMEOUT=2)
-                                      + _workers(p, "none", 9, ranks=[1], JBIND_JOIN_TIMEOUT=2))
-        p = piddir("k1")
-        d["killed_1"] = Scenario(p, _workers(p, "kill", 1, **fast))
-        p = piddir("k0")
-        d["killed_0"] = Scenario(p, _workers(p, "kill", 0, **fast))
-        p = piddir("st")
-        d["stopped_launcher"] = Scenario(p, [(
-            [sys.executable, "-m", "jbind.launch", "-n", "2", "--heartbeat-timeout", str(HEARTBEAT),
-             "--join-timeout", "60", WORKER, "stop", "1", p], _env())])
-        yield d
-    finally:
-        for s in d.values():
-            s.kill()
+    p = piddir("na")
+    d["never_arrives"] = Scenario(p, _workers(p, "none", 9, ranks=[0], JBIND_JOIN_TIMEOUT=2)
+                                  + _workers(p, "none", 9, ranks=[1], JBIND_JOIN_TIMEOUT=2))
+    p = piddir("k1")
+    d["killed_1"] = Scenario(p, _workers(p, "kill", 1, **fast))
+    p = piddir("k0")
+    d["killed_0"] = Scenario(p, _workers(p, "kill", 0, **fast))
+    p = piddir("st")
+    d["stopped_launcher"] = Scenario(p, [(
+        [sys.executable, "-m", "jbind.launch", "-n", "2", "--heartbeat-timeout", str(HEARTBEAT),
+         "--join-timeout", "60", WORKER, "stop", "1", p], _env())])
 
 
 def _at(text, marker):
@@ -146,47 +140,45 @@ def test_port_taken_is_an_mxnet_error(capsys):
                         f"listens there; choose another HOST:PORT")
 
 
-def test_peer_that_never_arrives_is_an_mxnet_error_within_the_join_timeout(runs):
+def _peer_that_never_arrives(s):
     """Rank 0 alone, and rank 1 alone (its coordinator never starts): each raises an
     MXNetError after the 2 s join timeout (it aborted after about 131 s)."""
-    (rc0, out0, err0), (rc1, out1, err1) = runs["never_arrives"].result()
+    (rc0, out0, err0), (rc1, out1, err1) = s.result()
     assert rc0 == 1 and "MXNetError: worker 0 of 2: the job did not assemble within 2 s" in err0, err0[-3000:]
     assert rc1 == 1 and "MXNetError: worker 1 of 2: nothing listens at the coordinator" in err1, err1[-3000:]
     _no_crash(err0 + err1)
-    s = runs["never_arrives"]
     for i, out in enumerate((out0, out1)):  # 2 s, and a little more for rank 1's retries: not 131
         assert s.ended(i) - _at(out, "joining at") < 2 + 5 + 10, i
 
 
-def test_worker_killed_mid_step_ends_the_other_with_one_line(runs):
+def _worker_killed_mid_step(s):
     """Worker 1 is SIGKILLed between all-reduces: worker 0 gets an MXNetError and exits 1
     with a line naming worker 1 within the heartbeat timeout (it aborted 80 s later)."""
-    (rc0, out0, err0), (rc1, out1, _) = runs["killed_1"].result()
+    (rc0, out0, err0), (rc1, out1, _) = s.result()
     assert rc1 == -signal.SIGKILL
     assert rc0 == 1, err0[-3000:]
     assert "MXNetError: worker 0: the all-reduce over 2 workers failed" in err0, err0[-3000:]
     assert f"jbind.distributed: worker 0: worker 1 sent no heartbeat" in err0, err0[-3000:]
     assert "done" not in out0
     _no_crash(err0)
-    assert runs["killed_1"].ended(0) - _at(out1, "victim") < HEARTBEAT + 15  # not 80 s
+    assert s.ended(0) - _at(out1, "victim") < HEARTBEAT + 15  # not 80 s
 
 
-def test_coordinator_killed_mid_step_ends_the_other_with_one_line(runs):
+def _coordinator_killed_mid_step(s):
     """Worker 0, which holds the coordinator, is SIGKILLed: worker 1 exits 1 with a line
     naming worker 0 (JAX's error thread used to abort it)."""
-    (rc0, out0, _), (rc1, _, err1) = runs["killed_0"].result()
+    (rc0, out0, _), (rc1, _, err1) = s.result()
     assert rc0 == -signal.SIGKILL
     assert rc1 == 1, err1[-3000:]
     assert "jbind.distributed: worker 1" in err1 and "worker 0" in err1.split("jbind.distributed: worker 1")[-1]
     _no_crash(err1)
-    assert runs["killed_0"].ended(1) - _at(out0, "victim") < HEARTBEAT + 15
+    assert s.ended(1) - _at(out0, "victim") < HEARTBEAT + 15
 
 
-def test_frozen_worker_stops_the_launched_job_and_every_port_is_loopback(runs):
+def _frozen_worker_under_the_launcher(s):
     """Worker 1 stops itself (SIGSTOP): worker 0 exits within the heartbeat timeout with a
     line naming it, the launcher stops the job with a line naming worker 1, and no worker
     is left. Before that, each worker listened only on loopback addresses."""
-    s = runs["stopped_launcher"]
     [(rc, out, err)] = s.result()
     assert rc == 1, err[-3000:]
     assert "[0] jbind.distributed: worker 0: worker 1 sent no heartbeat" in err, err[-3000:]
@@ -208,6 +200,21 @@ def test_frozen_worker_stops_the_launched_job_and_every_port_is_loopback(runs):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_each_failure_ends_in_one_line_within_its_timeout(tmp_path):
+    """The four failures of issue #20 part 3, two loopback workers each, all at once (they
+    mostly wait; one test, so that pytest-xdist does not start them twice)."""
+    runs = {}
+    try:
+        _start_all(tmp_path, runs)
+        _peer_that_never_arrives(runs["never_arrives"])
+        _worker_killed_mid_step(runs["killed_1"])
+        _coordinator_killed_mid_step(runs["killed_0"])
+        _frozen_worker_under_the_launcher(runs["stopped_launcher"])
+    finally:
+        for s in runs.values():
+            s.kill()
 
 
 def test_non_loopback_coordinator_needs_an_explicit_opt_in(capsys):
