@@ -112,6 +112,11 @@ def join(coordinator: str, num_processes: int, process_id: int, join_timeout: fl
     backstop = int(math.ceil(2 * heartbeat_timeout + 10))  # JAX's heartbeat: only if the watchdog cannot run
     if process_id == 0:
         check_port_free(host, port)
+    from jax._src import xla_bridge as xb
+    if xb.backends_are_initialized():
+        raise MXNetError(f"{where}: JAX already ran something in this process; the job must be joined first "
+                         f"(import jbind before using JAX)")
+    if process_id == 0:
         state.service = _jax.get_distributed_runtime_service(
             f"{_bind_host(host)}:{port}", num_processes, heartbeat_timeout=backstop,
             cluster_register_timeout=max(1, int(math.ceil(join_timeout))), shutdown_timeout=_SHUTDOWN_TIMEOUT)

@@ -226,8 +226,16 @@ def test_non_loopback_coordinator_needs_an_explicit_opt_in(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a loopback address" in err[0] and "--trust-network" in err[0], err
     rt.check_network("192.0.2.1:29500", True, "X", "--x")  # trusted: allowed
+
     rt.check_network("localhost:29500", False, "X", "--x")
     rt.check_network("[::1]:29500", False, "X", "--x")
+
+
+def test_joining_after_jax_ran_is_an_mxnet_error():
+    import jax.numpy as jnp
+    jnp.zeros(1).block_until_ready()
+    with pytest.raises(MXNetError, match="JAX already ran something"):
+        distributed.initialize("127.0.0.1:9", 2, 1, join_timeout=1)
 
 
 def test_port_and_address_checks():
