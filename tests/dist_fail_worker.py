@@ -55,6 +55,7 @@ def main():
     total = distributed.allreduce_sum([np.ones(2, np.float32)])[0]
     print("joined", r, np.asarray(total).tolist(), flush=True)
     print("listen", " ".join(listening()), flush=True)
+    print("coordinator", os.environ["JBIND_COORDINATOR"], flush=True)
     for step in range(40):
         if r == victim and step == 3:
             print("victim", r, action, "at", time.time(), flush=True)

@@ -190,6 +190,8 @@ def _frozen_worker_under_the_launcher(s):
     listens = {r: ln[len(f"[{r}] listen "):].split() for ln in out.splitlines() for r in (0, 1)
                if ln.startswith(f"[{r}] listen ")}
     assert sorted(listens) == [0, 1] and listens[0], out
+    port = out.split("[0] coordinator ")[1].split()[0].rsplit(":", 1)[1]
+    assert any(a.endswith(":" + port) for a in listens[0]), (port, listens[0])  # rank 0's coordinator is one
     for r, addrs in listens.items():
         for a in addrs:
             host = a.rsplit(":", 1)[0].strip("[]")
