@@ -110,9 +110,10 @@ def attach_grad(self, grad_req="write", stype=None):
     """Allocate a zero gradient array for this array and mark it as a variable whose
     gradient `backward` computes ('write' replaces, 'add' accumulates, 'null' skips)."""
     from .ndarray import NDArray, cached_zeros, _device_of
-    if stype not in (None, "default"):
-        raise MXNetError(f"attach_grad(stype={stype!r}): jbind has dense ('default') arrays only")
     grad = NDArray(cached_zeros(self.shape, self._data.dtype, _device_of(self._data)))
+    stype = stype or self.stype  # MXNet: the gradient has the array's storage type by default
+    if stype != grad.stype:
+        grad = grad.tostype(stype)
     _tape.mark_variables([self], [grad], grad_req)
 
 
