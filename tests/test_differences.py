@@ -396,3 +396,41 @@ def test_optimizer_states_of_another_layout_are_an_error():
     plain.set_states(saved.get_states())
     with pytest.raises(mx.base.MXNetError, match="keeps 0 state array"):
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
+
+
+def test_autograd_backward_replays_ops_in_their_recorded_mode():
+    """autograd.backward(train_mode=...) does not change how recorded ops replay (Dropout keeps its mask)."""
+    x = mx.nd.ones((8, 8))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=0.5)
+    y.backward(train_mode=False)
+    np.testing.assert_array_equal(x.grad.asnumpy(), y.asnumpy())
+
+
+def test_autograd_integer_variables_get_no_gradient():
+    """An integer array marked with attach_grad gets no gradient (MXNet computes integer gradients)."""
+    a = mx.nd.arange(0, 6, dtype="int32")
+    a.attach_grad()
+    w = mx.nd.ones((6,))
+    w.attach_grad()
+    with mx.autograd.record():
+        y = w * a.astype("float32")
+    y.backward()
+    assert (a.grad.asnumpy() == 0).all()
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.arange(6))
+
+
+def test_autograd_get_symbol_refuses_create_graph_results():
+    """autograd.get_symbol of a grad(create_graph=True) result raises MXNetError (MXNet shows its backward ops)."""
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sin(x)
+    dx = mx.autograd.grad(y, x, create_graph=True)
+    try:
+        mx.autograd.get_symbol(dx)
+    except mx.base.MXNetError as e:
+        assert "no Symbol form" in str(e)
+    else:
+        raise AssertionError("get_symbol of a create_graph result should raise")

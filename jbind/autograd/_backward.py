@@ -165,8 +165,11 @@ def _heads_and_grads(heads, head_grads, what):
 
 
 def _free(tape: _Tape) -> None:
+    """Free the graph, as MXNet does after a backward without retain_graph: the nodes
+    drop their inputs (the arrays they captured) and refuse another backward."""
     for n in tape.nodes:
         n.freed = True
+        n.inputs = ()
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> None:  # noqa: ARG001

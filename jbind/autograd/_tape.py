@@ -73,6 +73,18 @@ def record_op(op, given, datas, nargs: int, is_train: bool, key, results) -> Non
         r._ag = (node, k)
 
 
+def record_call(fn, sig, inputs, outputs, kind: str) -> None:
+    """Record a pure JAX computation that is not one registered op (a hybridized block's
+    whole graph): `fn(list of input values) -> list of output values`, `inputs` NDArrays
+    (or jax arrays, constants) and `outputs` the NDArrays holding its results. `sig` is a
+    hashable description of what `fn` computes (equal sigs: equal functions), or None to
+    keep tapes holding it out of the compile cache."""
+    vals = [getattr(x, "_data", x) for x in inputs]
+    node = Node(fn, sig, [ref_of(x, v) for x, v in zip(inputs, vals)], len(outputs), kind=kind)
+    for k, o in enumerate(outputs):
+        o._ag = (node, k)
+
+
 def check_not_in_graph(array) -> None:
     """MXNet's refusal to overwrite, while recording, an array the graph holds."""
     if getattr(array, "_ag", None) is not None:
@@ -118,6 +130,7 @@ def get_symbol(x):
     from ..ops._base import fields, to_attr_string
     from ..symbol._node import Node as SymNode
     from ..symbol.symbol import Symbol, Variable
+    from ._backward import topo
     if not isinstance(x, _ndm.NDArray):
         raise MXNetError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
     ag = getattr(x, "_ag", None)
@@ -138,16 +151,13 @@ def get_symbol(x):
             return leaf(("v", id(ref[1])), "var")
         if ref[0] == "c":
             return leaf(("c", id(ref[1])), "const")
-        return build(ref[1])[ref[2]]
+        return built[id(ref[1])][ref[2]]
 
     def build(node):
-        if id(node) in built:
-            return built[id(node)]
         if node.op is None:
             raise MXNetError(f"get_symbol: the graph holds a {node.kind} node, which has no Symbol form "
                              "(only registered operators do)")
         refs = node.inputs[:-1] if node.op.random else node.inputs
-        # iterative would be needed only for graphs deeper than Python's recursion limit
         ins = tuple(entry(r) for r in refs)
         base = node.op.name.lower()
         n = counts.get(base, 0)
@@ -158,8 +168,9 @@ def get_symbol(x):
             attrs = {"op_type": node.op.op_type, **dict(node.op.kwargs)}
         sn = SymNode(node.op, f"{base}{n}", attrs, ins)
         built[id(node)] = [(sn, k) for k in range(node.n_out)]
-        return built[id(node)]
 
+    for node in topo([("n", ag[0], ag[1])] if not isinstance(ag, Var) else []):  # inputs first
+        build(node)
     if isinstance(ag, Var):
         return Symbol([leaf(("v", id(ag)), "var")])
-    return Symbol([build(ag[0])[ag[1]]])
+    return Symbol([built[id(ag[0])][ag[1]]])
