@@ -205,3 +205,22 @@ def test_arrays_made_outside_record_carry_nothing():
     y = x[0:1].reshape((1,)).astype("float32")
     assert not hasattr(x, "_ag") and not hasattr(y, "_ag")
     assert x.grad is None
+
+
+def test_record_call_puts_a_whole_jax_function_on_the_tape():
+    import jax.numpy as jnp
+    from jbind.autograd._tape import record_call
+    x, w = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    x.attach_grad()
+    w.attach_grad()
+
+    def fn(ins):
+        a, b = ins
+        return [jnp.sin(a) * b, a + b]
+    with ag.record():
+        outs = [mx.nd.NDArray(o) for o in fn([x.data, w.data])]
+        record_call(fn, ("test-sin-mul", 1), [x, w], outs, "test block")
+        loss = outs[0] + outs[1] * 2
+    loss.backward()
+    close(x.grad, np.cos([1.0, 2.0]) * [3.0, 4.0] + 2)
+    close(w.grad, np.sin([1.0, 2.0]) + 2)
