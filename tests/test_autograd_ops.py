@@ -80,7 +80,7 @@ def test_gradient_equals_the_symbolic_executors(op, shapes, params, no_grad):
 
 # --- indexing and assignment while recording -----------------------------------------------
 INDEXES = [1, -1, slice(1, 3), (slice(None), 2), (Ellipsis, 1), (None, 0), (slice(None, None, -2), slice(1, None)),
-           np.array([0, 2, 2]), (np.array([0, 1]), np.array([3, 0])), (slice(None), [1, 1, 0])]
+           np.array([0, 2, 2]), (np.array([0, 1]), np.array([3, 0])), (slice(None), [1, 1, 0]), [2, 0]]
 
 
 @pytest.mark.parametrize("index", INDEXES, ids=[repr(i) for i in INDEXES])
@@ -98,6 +98,30 @@ def test_indexing_under_record_scatters_the_gradient(index):
     close(x.grad, want, 1e-5)
 
 
+def test_integer_variables_get_integer_gradients():
+    a = mx.nd.arange(0, 12, dtype="int32")
+    a.attach_grad()
+    with ag.record():
+        top = mx.nd.topk(a, k=3, ret_typ="value")
+        part = a.reshape((3, 4))[1:, [0, 0, 2]]
+    ag.backward([top, part], [mx.nd.array([5, 6, 7], dtype="int32"), None])
+    want = np.zeros(12, np.int32)
+    want[[11, 10, 9]] = [5, 6, 7]
+    np.add.at(want, [4, 4, 6, 8, 8, 10], 1)
+    assert a.grad.dtype == np.int32
+    np.testing.assert_array_equal(a.grad.asnumpy(), want)
+
+
+def test_a_single_element_comes_back_with_shape_1_as_mxnet():
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    x.attach_grad()
+    with ag.record():
+        y = x[1, 2]
+    assert y.shape == (1,) and y.asscalar() == 5
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 0, 0], [0, 0, 1]])
+
+
 def test_whole_array_assignment_records_a_copy_and_partial_writes_are_refused():
     x, y = mx.nd.zeros((2, 3)), mx.nd.ones((2, 3))
     y.attach_grad()
@@ -111,6 +135,9 @@ def test_whole_array_assignment_records_a_copy_and_partial_writes_are_refused():
             x[0] = y[0]
         with pytest.raises(MXNetError, match="Inplace operations"):
             x += 1
+        w = mx.nd.zeros((2, 3))
+        w[None] = y * 2  # a[None] = v is a whole-array assignment, allowed as in MXNet
+        close(w, np.full((2, 3), 2.0))
         with pytest.raises(MXNetError, match="Inplace operations"):
             y[:] = 2  # a marked variable is in the graph
         with pytest.raises(MXNetError, match="Inplace operations"):

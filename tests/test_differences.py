@@ -408,19 +408,6 @@ def test_autograd_backward_replays_ops_in_their_recorded_mode():
     np.testing.assert_array_equal(x.grad.asnumpy(), y.asnumpy())
 
 
-def test_autograd_integer_variables_get_no_gradient():
-    """An integer array marked with attach_grad gets no gradient (MXNet computes integer gradients)."""
-    a = mx.nd.arange(0, 6, dtype="int32")
-    a.attach_grad()
-    w = mx.nd.ones((6,))
-    w.attach_grad()
-    with mx.autograd.record():
-        y = w * a.astype("float32")
-    y.backward()
-    assert (a.grad.asnumpy() == 0).all()
-    np.testing.assert_array_equal(w.grad.asnumpy(), np.arange(6))
-
-
 def test_autograd_get_symbol_refuses_create_graph_results():
     """autograd.get_symbol of a grad(create_graph=True) result raises MXNetError (MXNet shows its backward ops)."""
     x = mx.nd.ones((2,))

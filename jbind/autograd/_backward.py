@@ -103,9 +103,17 @@ def _inexact(x) -> bool:
     return jnp.issubdtype(x.dtype, jnp.inexact)
 
 
+def _differentiable(x) -> bool:
+    return _inexact(x) or jnp.issubdtype(x.dtype, jnp.integer)
+
+
 def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
     """f(var_vals, consts, head_grads, old_grads) -> gradients of the variables `diff`.
-    `given[h]`: head h has a head gradient (else ones); `add[i]`: add old_grads[i]."""
+    `given[h]`: head h has a head gradient (else ones); `add[i]`: add old_grads[i].
+
+    Integer variables are differentiated as float32 copies of themselves (MXNet computes
+    their gradients with its integer kernels: slice, take, topk ... give the same numbers);
+    the caller casts their gradients back."""
     from ..symbol.lower import matmul_precision
     replay = tape.replay_fn()
 
@@ -116,7 +124,8 @@ def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
                 full[j] = x
             return replay(full, consts)
         with jax.default_matmul_precision(matmul_precision()):
-            outs, vjp = jax.vjp(f, [var_vals[j] for j in diff])
+            outs, vjp = jax.vjp(f, [var_vals[j] if _inexact(var_vals[j]) else var_vals[j].astype(jnp.float32)
+                                    for j in diff])
             it, cot = iter(head_grads), []
             for o, has in zip(outs, given):
                 g = next(it) if has else None
@@ -186,7 +195,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> Non
     """
     refs, head_grads = _heads_and_grads(heads, head_grads, "backward")
     tape = _Tape(refs)
-    diff = tuple(j for j, v in enumerate(tape.vars) if v.req != "null" and _inexact(tape.var_vals[j]))
+    diff = tuple(j for j, v in enumerate(tape.vars) if v.req != "null" and _differentiable(tape.var_vals[j]))
     if not diff:
         raise MXNetError("backward: there are no inputs in the computation graph that require gradients; "
                          "mark some with attach_grad() or mark_variables() before recording")
@@ -232,14 +241,14 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                              "attach_grad() on it (or mark_variables) before recording")
         if id(ag) not in where:
             raise MXNetError(f"grad: variable {k} (shape {v.shape}) is not an input of the heads' graph")
-        if not _inexact(tape.var_vals[where[id(ag)]]):
-            raise MXNetError(f"grad: variable {k} has dtype {v.dtype.__name__}; only floating-point "
-                             "variables have gradients")
+        if not _differentiable(tape.var_vals[where[id(ag)]]):
+            raise MXNetError(f"grad: variable {k} has dtype {v.dtype.__name__}; only numeric variables "
+                             "have gradients")
         diff.append(where[id(ag)])
     diff, given = tuple(diff), tuple(g is not None for g in head_grads)
     fn = _compiled(tape, diff, given, (False,) * len(diff))
     hg = [g._data for g in head_grads if g is not None]
-    out = [_ndm.NDArray(g) for g in fn(tape.var_vals, tape.consts, hg, [])]
+    out = [_ndm.NDArray(g.astype(tape.var_vals[j].dtype)) for j, g in zip(diff, fn(tape.var_vals, tape.consts, hg, []))]
     if create_graph:
         _record_grad(tape, fn, diff, given, head_grads, out)
     if not (create_graph if retain_graph is None else retain_graph):

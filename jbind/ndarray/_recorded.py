@@ -80,7 +80,9 @@ def getitem(a, key):
                 end.append(i + 1)
                 step.append(None)
         res = call("slice", a, begin=tuple(begin), end=tuple(end), step=tuple(step)) if real else a
-        return res if res.shape == tuple(out_shape) else call("Reshape", res, shape=tuple(out_shape))
+        # a single element comes back with shape (1,), as MXNet's (no registered op makes a 0-d array)
+        want = tuple(out_shape) or (1,)
+        return res if res.shape == want else call("Reshape", res, shape=want)
     flat = np.arange(a.size, dtype=np.int64).reshape(a.shape)[key]
     idx = NDArray(jnp.asarray(flat.astype(np.int32 if a.size < 2 ** 31 else np.int64)))
     return call("take", call("Reshape", a, shape=(-1,)), idx, axis=0)
@@ -92,13 +94,14 @@ def setitem(a, key, value) -> bool:
     as MXNet refuses them. Returns True when the assignment was done here."""
     from .ndarray import NDArray
     _tape.check_not_in_graph(a)
-    whole = key is Ellipsis or (isinstance(key, slice) and key == slice(None))
+    whole = key is None or key is Ellipsis or (isinstance(key, tuple) and key in ((), (Ellipsis,))) or \
+        (isinstance(key, slice) and key == slice(None))
     if not whole:
         raise MXNetError(f"{_tape.INPLACE_ERROR}: cannot write into part (index {key!r}) of an array while "
                          "recording; build the result with ops (concat, where, ...) instead")
     if isinstance(value, NDArray) and getattr(value, "_ag", None) is not None:
-        if value.shape != a.shape:
-            value = value.broadcast_to(a.shape)
+        if value.shape != a.shape:  # a[None] = v takes v of shape (1, *a.shape)
+            value = value.reshape(a.shape) if value.size == a.size else value.broadcast_to(a.shape)
         res = call("_copy", value if value.dtype == a.dtype else call("Cast", value, dtype=np.dtype(a.dtype).name))
         a._data, a._ag = res._data, res._ag
         return True

@@ -228,8 +228,10 @@ class NDArray:
         key = _index(key)
         if isinstance(value, NDArray):
             value = value._data
-        try:
-            self._data = self._data.at[key].set(jnp.asarray(value, dtype=self._data.dtype))
+        v = jnp.asarray(value, dtype=self._data.dtype)
+        lead = next((i for i, d in enumerate(v.shape) if d != 1), v.ndim)
+        try:  # leading 1-dims broadcasting would add back are dropped, as numpy does
+            self._data = self._data.at[key].set(v.reshape(v.shape[lead:]) if lead else v)
         except (IndexError, TypeError, ValueError) as e:
             raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
 
@@ -342,6 +344,8 @@ def _index(key):
         return np.asarray(key._data).astype(np.int64)
     if isinstance(key, tuple):
         return tuple(_index(k) for k in key)
+    if isinstance(key, list):  # an index array, as numpy and MXNet read a list
+        return np.asarray(key)
     return key
 
 
