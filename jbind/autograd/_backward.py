@@ -68,9 +68,12 @@ class _Tape:
 
         self.wiring = tuple(tuple(number(r) for r in n.inputs) for n in self.nodes)
         self.heads = tuple(number(r) for r in head_refs)
+        # loss heads read no head gradient (ones, as the symbolic executor gives them)
+        self.loss_heads = tuple(h[0] == "n" and self.nodes[h[1]].op is not None and bool(self.nodes[h[1]].op.is_loss)
+                                for h in self.heads)
         sigs = tuple(n.sig for n in self.nodes)
         self.cacheable = all(s is not None for s in sigs)
-        self.key = (sigs, self.wiring, self.heads, _avals(self.var_vals), _avals(self.consts)) \
+        self.key = (sigs, self.wiring, self.heads, self.loss_heads, _avals(self.var_vals), _avals(self.consts)) \
             if self.cacheable else None
 
     def replay_fn(self):
@@ -115,7 +118,7 @@ def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
     their gradients with its integer kernels: slice, take, topk ... give the same numbers);
     the caller casts their gradients back."""
     from ..symbol.lower import matmul_precision
-    replay = tape.replay_fn()
+    replay, loss_heads = tape.replay_fn(), tape.loss_heads
 
     def run(var_vals, consts, head_grads, old_grads):
         def f(xs):
@@ -127,8 +130,9 @@ def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
             outs, vjp = jax.vjp(f, [var_vals[j] if _inexact(var_vals[j]) else var_vals[j].astype(jnp.float32)
                                     for j in diff])
             it, cot = iter(head_grads), []
-            for o, has in zip(outs, given):
+            for o, has, loss in zip(outs, given, loss_heads):
                 g = next(it) if has else None
+                g = None if loss else g
                 if not _inexact(o):
                     cot.append(np.zeros(o.shape, jax.dtypes.float0))
                 else:
