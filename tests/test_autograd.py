@@ -313,3 +313,23 @@ def test_batchnorm_uses_batch_statistics_when_training_and_moving_ones_in_predic
     with ag.record(train_mode=False):
         y = mx.nd.BatchNorm(x, gamma, beta, mean, var, fix_gamma=False)
     close(y, (x.asnumpy() - mean.asnumpy()) / np.sqrt(var.asnumpy() + 1e-3), 1e-4)
+
+
+def test_function_forward_is_not_recorded_and_keeps_the_training_mode():
+    seen = {}
+
+    class Probe(ag.Function):
+        def forward(self, a):
+            seen.update(rec=ag.is_recording(), train=ag.is_training())
+            return a * 2
+
+        def backward(self, da):
+            return da * 2
+
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with ag.record():
+        y = Probe()(x)
+    assert seen == {"rec": False, "train": True}
+    y.backward()
+    close(x.grad, [2, 2])

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError
-from ._state import STATE, pause
+from ._state import STATE, _RecordingStateScope, pause
 from ._tape import Node, ref_of
 
 
@@ -28,7 +28,7 @@ class Function:
                 y, = self.saved_tensors
                 return dy * y * (1 - y)
 
-    The forward runs with recording paused (as in MXNet); its outputs are the recorded
+    The forward runs with recording off (as in MXNet); its outputs are the recorded
     values, so the backward replay does not run it again.
     """
 
@@ -59,7 +59,7 @@ class Function:
                 raise MXNetError(f"{type(self).__name__}: input {k} is a {type(x).__name__}; a Function "
                                  "takes NDArrays")
         recording = STATE.recording
-        with pause():
+        with _RecordingStateScope(False, None):  # not recorded; training mode as it is (MXNet's)
             outputs = self.forward(*inputs)
         single = isinstance(outputs, _ndm.NDArray)
         outs = (outputs,) if single else tuple(outputs)
