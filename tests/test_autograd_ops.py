@@ -251,3 +251,18 @@ def test_record_call_puts_a_whole_jax_function_on_the_tape():
     loss.backward()
     close(x.grad, np.cos([1.0, 2.0]) * [3.0, 4.0] + 2)
     close(w.grad, np.sin([1.0, 2.0]) + 2)
+
+
+def test_heads_on_two_devices_are_differentiated_each_on_its_own():
+    ws = [mx.nd.ones((3,), ctx=mx.cpu(i)) for i in range(2)]
+    for w in ws:
+        w.attach_grad()
+    xs = [mx.nd.array([1.0, 2.0, 3.0], ctx=mx.cpu(i)) * (i + 1) for i in range(2)]
+    with ag.record():
+        losses = [(w * x).sum() for w, x in zip(ws, xs)]
+    gs = ag.grad(losses, ws, retain_graph=True)
+    ag.backward(losses)
+    for i, (w, g) in enumerate(zip(ws, gs)):
+        assert w.grad.context == mx.cpu(i) and g.context == mx.cpu(i)
+        close(w.grad, [(i + 1) * 1.0, (i + 1) * 2.0, (i + 1) * 3.0])
+        close(g, w.grad)

@@ -153,7 +153,10 @@ def _compiled(tape: _Tape, diff, given, add):
     return fn
 
 
-def _heads_and_grads(heads, head_grads, what):
+def _head_groups(heads, head_grads, what) -> list:
+    """[(head references, head gradients)] per device the heads live on: a tape never
+    crosses devices (copies between them are not recorded), so each group is replayed as
+    its own program (Gluon's `autograd.backward(losses)` over several contexts)."""
     from ..ndarray import ndarray as _ndm
     heads, _ = _as_list(heads, f"{what}: heads")
     if head_grads is None:
@@ -162,19 +165,21 @@ def _heads_and_grads(heads, head_grads, what):
         head_grads, _ = _as_list(head_grads, f"{what}: head_grads")
     if len(head_grads) != len(heads):
         raise MXNetError(f"{what}: {len(heads)} heads but {len(head_grads)} head gradients")
-    refs = []
+    groups: dict = {}
     for k, (h, g) in enumerate(zip(heads, head_grads)):
         if not isinstance(h, _ndm.NDArray):
             raise MXNetError(f"{what}: head {k} is a {type(h).__name__}, not an NDArray")
         ag = getattr(h, "_ag", None)
         if ag is None:
             raise MXNetError(f"{what}: head {k} of shape {h.shape}: {_NOT_RECORDED}")
-        refs.append(("v", ag, h._data) if isinstance(ag, Var) else ("n", ag[0], ag[1]))
         if g is not None and not isinstance(g, _ndm.NDArray):
             raise MXNetError(f"{what}: head gradient {k} must be an NDArray or None, got {type(g).__name__}")
         if g is not None and g.shape != h.shape:
             raise MXNetError(f"{what}: head gradient {k} has shape {g.shape}, its head {h.shape}")
-    return refs, head_grads
+        refs, grads = groups.setdefault(frozenset(h._data.devices()), ([], []))
+        refs.append(("v", ag, h._data) if isinstance(ag, Var) else ("n", ag[0], ag[1]))
+        grads.append(g)
+    return list(groups.values())
 
 
 def _free(tape: _Tape) -> None:
@@ -197,23 +202,28 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> Non
         train_mode: accepted for MXNet's signature; the recorded ops replay in the mode
             they were recorded in (so Dropout uses the mask it drew).
     """
-    refs, head_grads = _heads_and_grads(heads, head_grads, "backward")
-    tape = _Tape(refs)
-    diff = tuple(j for j, v in enumerate(tape.vars) if v.req != "null" and _differentiable(tape.var_vals[j]))
-    if not diff:
+    work = []
+    for refs, head_grads in _head_groups(heads, head_grads, "backward"):
+        tape = _Tape(refs)
+        diff = tuple(j for j, v in enumerate(tape.vars) if v.req != "null" and _differentiable(tape.var_vals[j]))
+        work.append((tape, diff, head_grads))
+    if not any(diff for _, diff, _ in work):
         raise MXNetError("backward: there are no inputs in the computation graph that require gradients; "
                          "mark some with attach_grad() or mark_variables() before recording")
-    add = tuple(tape.vars[j].req == "add" for j in diff)
-    given = tuple(g is not None for g in head_grads)
-    fn = _compiled(tape, diff, given, add)
-    grads = fn(tape.var_vals, tape.consts, [g._data for g in head_grads if g is not None],
-               [tape.vars[j].grad._data for j, a in zip(diff, add) if a])
-    for j, g in zip(diff, grads):
-        var = tape.vars[j]
-        var.grad._data = g.astype(var.grad._data.dtype)
-        var.fresh = True
+    for tape, diff, head_grads in work:
+        if not diff:
+            continue
+        add = tuple(tape.vars[j].req == "add" for j in diff)
+        fn = _compiled(tape, diff, tuple(g is not None for g in head_grads), add)
+        grads = fn(tape.var_vals, tape.consts, [g._data for g in head_grads if g is not None],
+                   [tape.vars[j].grad._data for j, a in zip(diff, add) if a])
+        for j, g in zip(diff, grads):
+            var = tape.vars[j]
+            var.grad._data = g.astype(var.grad._data.dtype)
+            var.fresh = True
     if not retain_graph:
-        _free(tape)
+        for tape, _, _ in work:
+            _free(tape)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True):  # noqa: ARG001
@@ -233,30 +243,38 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         An NDArray if `variables` is one NDArray, else a list of NDArrays.
     """
     from ..ndarray import ndarray as _ndm
-    refs, head_grads = _heads_and_grads(heads, head_grads, "grad")
+    groups = [(_Tape(refs), hg) for refs, hg in _head_groups(heads, head_grads, "grad")]
     variables, single = _as_list(variables, "grad: variables")
-    tape = _Tape(refs)
-    where = {id(v): j for j, v in enumerate(tape.vars)}
-    diff = []
+    wheres = [{id(v): j for j, v in enumerate(tape.vars)} for tape, _ in groups]
+    asked = [[] for _ in groups]  # per group: (position in `variables`, variable index in its tape)
     for k, v in enumerate(variables):
         ag = getattr(v, "_ag", None)
         if not isinstance(ag, Var):
             raise MXNetError(f"grad: variable {k} (shape {getattr(v, 'shape', None)}) is not marked; call "
                              "attach_grad() on it (or mark_variables) before recording")
-        if id(ag) not in where:
+        t = next((t for t, w in enumerate(wheres) if id(ag) in w), None)
+        if t is None:
             raise MXNetError(f"grad: variable {k} (shape {v.shape}) is not an input of the heads' graph")
-        if not _differentiable(tape.var_vals[where[id(ag)]]):
+        j = wheres[t][id(ag)]
+        if not _differentiable(groups[t][0].var_vals[j]):
             raise MXNetError(f"grad: variable {k} has dtype {v.dtype.__name__}; only numeric variables "
                              "have gradients")
-        diff.append(where[id(ag)])
-    diff, given = tuple(diff), tuple(g is not None for g in head_grads)
-    fn = _compiled(tape, diff, given, (False,) * len(diff))
-    hg = [g._data for g in head_grads if g is not None]
-    out = [_ndm.NDArray(g.astype(tape.var_vals[j].dtype)) for j, g in zip(diff, fn(tape.var_vals, tape.consts, hg, []))]
-    if create_graph:
-        _record_grad(tape, fn, diff, given, head_grads, out)
+        asked[t].append((k, j))
+    out = [None] * len(variables)
+    for (tape, head_grads), pairs in zip(groups, asked):
+        if not pairs:
+            continue
+        diff, given = tuple(j for _, j in pairs), tuple(g is not None for g in head_grads)
+        fn = _compiled(tape, diff, given, (False,) * len(diff))
+        hg = [g._data for g in head_grads if g is not None]
+        res = [_ndm.NDArray(g.astype(tape.var_vals[j].dtype)) for j, g in zip(diff, fn(tape.var_vals, tape.consts, hg, []))]
+        for (k, _), r in zip(pairs, res):
+            out[k] = r
+        if create_graph:
+            _record_grad(tape, fn, diff, given, head_grads, res)
     if not (create_graph if retain_graph is None else retain_graph):
-        _free(tape)
+        for tape, _ in groups:
+            _free(tape)
     return out[0] if single else out
 
 
