@@ -172,6 +172,20 @@ def test_get_symbol_has_the_marked_variables_as_arguments_and_computes_the_same(
     close(ex.forward()[0], y2)
 
 
+def test_get_symbol_keeps_aux_states_apart_from_arguments():
+    x = mx.nd.array(RNG.normal(size=(4, 3)))
+    x.attach_grad()
+    gamma, beta, mean, var = mx.nd.ones(3), mx.nd.zeros(3), mx.nd.zeros(3), mx.nd.ones(3)  # beta, mean: one buffer
+    with ag.record():
+        y = mx.nd.Dropout(mx.nd.BatchNorm(x, gamma, beta, mean, var), p=0.2)
+        a, b = mx.nd.split(y, num_outputs=2, axis=0)
+        out = a * b
+    s = ag.get_symbol(out)
+    assert s.list_arguments() == ["var0", "const0", "const1"]
+    assert s.list_auxiliary_states() == ["const2", "const3"]
+    assert s.infer_shape(var0=(4, 3))[1] == [(2, 3)]
+
+
 def test_get_symbol_refuses_function_nodes():
     class Ident(ag.Function):
         def forward(self, a):

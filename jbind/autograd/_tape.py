@@ -146,11 +146,11 @@ def get_symbol(x):
             names[key] = Variable(f"{prefix}{sum(1 for k in names if k[0] == key[0])}")._heads[0]
         return names[key]
 
-    def entry(ref):
+    def entry(ref, aux):
         if ref[0] == "v":
             return leaf(("v", id(ref[1])), "var")
-        if ref[0] == "c":
-            return leaf(("c", id(ref[1])), "const")
+        if ref[0] == "c":  # arrays share zeros: a constant that is an aux state is its own variable
+            return leaf(("c", id(ref[1]), aux), "const")
         return built[id(ref[1])][ref[2]]
 
     def build(node):
@@ -158,7 +158,8 @@ def get_symbol(x):
             raise MXNetError(f"get_symbol: the graph holds a {node.kind} node, which has no Symbol form "
                              "(only registered operators do)")
         refs = node.inputs[:-1] if node.op.random else node.inputs
-        ins = tuple(entry(r) for r in refs)
+        nargs = len(node.op.arguments())
+        ins = tuple(entry(r, k >= nargs) for k, r in enumerate(refs))
         base = node.op.name.lower()
         n = counts.get(base, 0)
         counts[base] = n + 1
