@@ -134,6 +134,8 @@ def test_whole_array_assignment_records_a_copy_and_partial_writes_are_refused():
         with pytest.raises(MXNetError, match="Inplace operations"):
             x[0] = y[0]
         with pytest.raises(MXNetError, match="Inplace operations"):
+            x[(np.array([0, 1]),)] = y
+        with pytest.raises(MXNetError, match="Inplace operations"):
             x += 1
         w = mx.nd.zeros((2, 3))
         w[None] = y * 2  # a[None] = v is a whole-array assignment, allowed as in MXNet

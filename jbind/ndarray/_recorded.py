@@ -94,8 +94,8 @@ def setitem(a, key, value) -> bool:
     as MXNet refuses them. Returns True when the assignment was done here."""
     from .ndarray import NDArray
     _tape.check_not_in_graph(a)
-    whole = key is None or key is Ellipsis or (isinstance(key, tuple) and key in ((), (Ellipsis,))) or \
-        (isinstance(key, slice) and key == slice(None))
+    parts = key if isinstance(key, tuple) else (key,)
+    whole = all(p is None or p is Ellipsis or (isinstance(p, slice) and p == slice(None)) for p in parts)
     if not whole:
         raise MXNetError(f"{_tape.INPLACE_ERROR}: cannot write into part (index {key!r}) of an array while "
                          "recording; build the result with ops (concat, where, ...) instead")
