@@ -442,3 +442,27 @@ def test_recordio_index_offsets_outside_the_file_are_refused_at_open(tmp_path):
         f.write("0\t1000\n")
     with pytest.raises(mx.base.MXNetError, match="outside"):
         mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+
+def test_autograd_backward_replays_ops_in_their_recorded_mode():
+    """autograd.backward(train_mode=...) does not change how recorded ops replay (Dropout keeps its mask)."""
+    x = mx.nd.ones((8, 8))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=0.5)
+    y.backward(train_mode=False)
+    np.testing.assert_array_equal(x.grad.asnumpy(), y.asnumpy())
+
+
+def test_autograd_get_symbol_refuses_create_graph_results():
+    """autograd.get_symbol of a grad(create_graph=True) result raises MXNetError (MXNet shows its backward ops)."""
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sin(x)
+    dx = mx.autograd.grad(y, x, create_graph=True)
+    try:
+        mx.autograd.get_symbol(dx)
+    except mx.base.MXNetError as e:
+        assert "no Symbol form" in str(e)
+    else:
+        raise AssertionError("get_symbol of a create_graph result should raise")
