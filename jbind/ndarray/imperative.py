@@ -8,7 +8,7 @@ import numpy as np
 from .. import random as _random
 from .._memo import Memo
 from ..base import MXNetError
-from ..context import parse
+from ..context import context_of_device, parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
@@ -41,10 +41,11 @@ def invoke(op_name: str, args, kwargs):
     try:
         with jax.default_matmul_precision(matmul_precision()):
             if datas:
-                outs, new_aux = op.lower(datas[:nargs], datas[nargs:], False, _key(op))
+                outs, new_aux = _lower(op, datas, nargs, _context_of(datas[0]))
             else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-                with jax.default_device(_dev(parse(params.get("ctx")))):
-                    outs, new_aux = op.lower([], [], False, _key(op))
+                ctx = parse(params.get("ctx"))
+                with jax.default_device(_dev(ctx)):
+                    outs, new_aux = _lower(op, datas, nargs, ctx)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
@@ -58,11 +59,35 @@ def invoke(op_name: str, args, kwargs):
     return res[0] if len(res) == 1 else res
 
 
-def _key(op):
-    """A sampling op's key: the seed's, folded with the next counter (each call draws anew)."""
+_SAMPLERS = Memo(1024)   # (op, input shapes and dtypes) -> the op's draw, compiled
+_UNUSED_KEY = []
+
+
+def _lower(op, datas, nargs, ctx):
+    """Run the op. A sampling op draws from the generator of the device it runs on (`ctx`,
+    None for the current context) with that generator's next counter, so each call draws
+    anew; its draw is one compiled call (key folding and sampling take many small steps
+    run one by one)."""
     if not op.random:
-        return jax.random.key(0)  # not read
-    return jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
+        if not _UNUSED_KEY:
+            _UNUSED_KEY.append(jax.random.key(0))
+        return op.lower(datas[:nargs], datas[nargs:], False, _UNUSED_KEY[0])
+    key_data, counter = _random.next_draw(ctx)
+    sig = (op, nargs, tuple((d.shape, np.dtype(d.dtype).name) for d in datas))
+    fn = _SAMPLERS.get(sig)
+    if fn is None:
+        def draw(key_data, counter, *ins):
+            key = jax.random.fold_in(jax.random.wrap_key_data(key_data), counter)
+            return op.lower(list(ins[:nargs]), list(ins[nargs:]), False, key)
+        fn = _SAMPLERS.put(sig, jax.jit(draw))
+    return fn(key_data, counter, *datas)
+
+
+def _context_of(data):
+    try:
+        return context_of_device(next(iter(data.devices())))
+    except (AttributeError, StopIteration):  # a tracer or a host value: the current context
+        return None
 
 
 def _is_array(a) -> bool:
