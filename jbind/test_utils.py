@@ -12,7 +12,14 @@ keeps float32's tolerances on GPUs (jbind computes float32 in full precision, MX
 A100-class GPUs loosens them to float16's for TF32); a failing `assert_almost_equal`
 leaves numpy's print options as they were (MXNet sets threshold=4 for the process);
 `assert_exception` fails when `f` raises nothing even if the expected type is
-AssertionError; the downloaders (`download`, `get_mnist`, ...) raise MXNetError.
+AssertionError; the downloaders (`download`, `get_mnist`, ...) raise MXNetError; a
+function decorated with `use_np` raises MXNetError when called (jbind has no `mx.np`);
+`chi_square_check` computes its p-value as the scipy of MXNet's day did, without newer
+scipy's refusal of expected counts that do not sum to the observed total.
+
+`from mxnet.test_utils import *` hands over what MXNet's does (it has no `__all__`): its
+functions and the modules it imports (`np`, `rnd` = numpy.random, `npt`, `os`, `sys`,
+`json`, `ss` = scipy.stats, `mx`, ...), and nothing else.
 """
 from __future__ import annotations
 
@@ -43,6 +50,7 @@ import jbind as mx
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import array, waitall
+from .runtime import Features
 from .symbol import Symbol
 from ._test_arrays import (default_context, set_default_context, default_dtype, list_gpus, default_rtols,
     default_atols, default_numeric_eps, effective_dtype, get_tolerance, get_tols, get_rtol, get_atol,
@@ -63,7 +71,7 @@ __all__ = [
     # the modules and names MXNet's test_utils imports (`ss` is scipy.stats, or None without scipy)
     "time", "gzip", "struct", "traceback", "numbers", "sys", "os", "platform", "errno", "logging", "bz2",
     "zipfile", "json", "contextmanager", "OrderedDict", "np", "npt", "rnd", "ss", "mx", "Context",
-    "current_context", "array", "Symbol", "use_np", "getenv", "setenv",
+    "current_context", "array", "Symbol", "use_np", "getenv", "setenv", "Features",
     # its functions and classes
     "default_context", "set_default_context", "default_dtype", "list_gpus", "default_rtols",
     "default_atols", "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols",

@@ -396,3 +396,19 @@ def test_optimizer_states_of_another_layout_are_an_error():
     plain.set_states(saved.get_states())
     with pytest.raises(mx.base.MXNetError, match="keeps 0 state array"):
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
+
+
+def test_py_str_passes_a_str_through():
+    """mx.base.py_str returns a str unchanged (MXNet's decodes bytes only and raises on a str)."""
+    assert mx.base.py_str("fc1_output") == "fc1_output" and mx.base.py_str(b"fc1") == "fc1"
+
+
+def test_use_np_functions_raise_when_called():
+    """mx.test_utils.use_np decorates, but the function raises MXNetError when called: jbind has no mx.np."""
+    import pytest
+
+    @mx.test_utils.use_np
+    def needs_np():
+        return 1
+    with pytest.raises(mx.MXNetError, match="use_np"):
+        needs_np()
