@@ -134,3 +134,35 @@ def _fill_from_out(extra: dict, out, lead: tuple, dtypes: tuple) -> None:
         extra["shape"] = tuple(out.shape[len(lead):])
     if "dtype" not in extra and np.dtype(out.dtype).name in dtypes:
         extra["dtype"] = np.dtype(out.dtype).name
+
+
+def contrib_wrappers(ops: dict, tensor, imperative: bool) -> dict:
+    """MXNet's Python samplers of `mx.sym.contrib` / `mx.nd.contrib`: `rand_zipfian`."""
+    import math
+
+    import jax
+
+    def canon(dtype):  # int64 / float64 are 32-bit without JAX's x64 mode, as for arrays
+        return jax.dtypes.canonicalize_dtype(np.dtype(dtype)).name
+
+    def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+        """MXNet's contrib.rand_zipfian: `num_sampled` classes in [0, range_max) drawn with
+        replacement from the log-uniform (Zipfian) law P(c) = log((c + 2) / (c + 1)) /
+        log(range_max + 1), and the expected counts of `true_classes` and of the sampled
+        classes in `num_sampled` draws. Returns (sampled classes (int64), expected counts
+        of the true classes, of the sampled ones (float64))."""
+        log_range = math.log(range_max + 1)
+        extra = {}
+        if imperative:
+            extra["ctx"] = str(ctx) if ctx is not None else ""
+            if ctx is not None:
+                true_classes = true_classes.as_in_context(ctx)
+        rand = ops["_random_uniform"](low=0, high=log_range, shape=(num_sampled,), dtype=canon("float64"), **extra)
+        sampled = (rand.exp() - 1).astype(canon("int64")) % range_max
+        true_f = true_classes.astype(canon("float64"))
+        count_true = ((true_f + 2.0) / (true_f + 1.0)).log() / log_range * num_sampled
+        sampled_f = sampled.astype(canon("float64"))
+        count_sampled = ((sampled_f + 2.0) / (sampled_f + 1.0)).log() / log_range * num_sampled
+        return sampled, count_true, count_sampled
+
+    return {"rand_zipfian": rand_zipfian}

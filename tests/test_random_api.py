@@ -134,3 +134,24 @@ def test_gamma_follows_its_law(alpha, beta):
     per = mx.nd.random.gamma(mx.nd.array([alpha]), mx.nd.array([beta]), shape=(20000,)).asnumpy()[0]
     assert stats.kstest(per, "gamma", args=(alpha, 0, beta)).pvalue > 1e-3
     assert np.all(mx.nd.sample_gamma(mx.nd.array([0.0]), mx.nd.array([1.0]), shape=(5,)).asnumpy() == 0)
+
+
+def test_rand_zipfian_draws_log_uniform_classes_and_their_expected_counts():
+    """contrib.rand_zipfian: classes in [0, range_max), expected count of class c in n draws
+    n * log((c + 2) / (c + 1)) / log(range_max + 1); mx.sym's gives the same three outputs."""
+    mx.random.seed(4)
+    true = mx.nd.array([0, 3, 9], dtype="int32")
+    sampled, count_true, count_sampled = mx.nd.contrib.rand_zipfian(true, 2000, 10)
+    classes = sampled.asnumpy()
+    law = lambda c: np.log((c + 2.0) / (c + 1.0)) / np.log(11.0)  # noqa: E731
+    assert classes.min() >= 0 and classes.max() < 10
+    np.testing.assert_allclose(count_true.asnumpy(), 2000 * law(np.array([0.0, 3.0, 9.0])), rtol=1e-5)
+    np.testing.assert_allclose(count_sampled.asnumpy(), 2000 * law(classes.astype(np.float64)), rtol=1e-5)
+    freq = np.bincount(classes.astype(np.int64), minlength=10) / 2000.0
+    np.testing.assert_allclose(freq, law(np.arange(10.0)), atol=0.04)
+    outs = mx.sym.Group(list(mx.sym.contrib.rand_zipfian(mx.sym.Variable("t"), 50, 10)))
+    exe = outs.bind(mx.cpu(), {"t": true})
+    s, t, c = (o.asnumpy() for o in exe.forward())
+    assert s.shape == (50,) and np.all((s >= 0) & (s < 10))
+    np.testing.assert_allclose(t, 50 * law(np.array([0.0, 3.0, 9.0])), rtol=1e-5)
+    np.testing.assert_allclose(c, 50 * law(s.astype(np.float64)), rtol=1e-5)
