@@ -5,7 +5,50 @@ catch `mx.base.MXNetError` keep working. As in MXNet it subclasses `RuntimeError
 """
 from __future__ import annotations
 
+import os
+import platform
+
 import numpy as np
+
+# MXNet's type groups, as `isinstance` checks in user code use them.
+integer_types = (int, np.int32, np.int64)
+numeric_types = (float, int, np.generic)
+string_types = (str,)
+mx_real_t = np.float32  # MXNet's default real type
+
+
+def py_str(x) -> str:
+    """MXNet's `py_str`: bytes from the C API as a str (UTF-8). jbind's own callbacks and
+    names already hand out str, which is returned unchanged (MXNet's raises on a str)."""
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else x
+
+
+def data_dir_default() -> str:
+    """Where MXNet keeps downloaded data when MXNET_HOME is unset: %APPDATA%\\mxnet on
+    Windows, ~/.mxnet elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """MXNet's data directory: $MXNET_HOME, else `data_dir_default()`."""
+    return os.getenv("MXNET_HOME", data_dir_default())
+
+
+def _as_list(obj):
+    """`obj` itself if it is a list or tuple, else `[obj]`."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+class _NullType:
+    """MXNet's placeholder for an argument not given (`_Null`)."""
+
+    def __repr__(self):
+        return "_Null"
+
+
+_Null = _NullType()
 
 
 class MXNetError(RuntimeError):
@@ -34,6 +77,19 @@ class NotImplementedForSymbol(MXNetError):
         if args:
             msg += f" with arguments ({', '.join(str(type(a)) for a in args)})"
         super().__init__(msg + " is not implemented for Symbol and only available in NDArray.")
+
+
+class NotSupportedForSparseNDArray(MXNetError):
+    """A function called on a sparse array that only dense NDArrays have (MXNet's name)."""
+
+    def __init__(self, function, alias: str | None = None, *args):
+        name = getattr(function, "__name__", str(function))
+        msg = f"Function {name}"
+        if alias:
+            msg += f' (namely operator "{alias}")'
+        if args:
+            msg += f" with arguments ({', '.join(str(type(a)) for a in args)})"
+        super().__init__(msg + " is not supported for SparseNDArray and only available in NDArray.")
 
 
 class JbindWarning(RuntimeWarning):

@@ -466,3 +466,18 @@ def test_autograd_get_symbol_refuses_create_graph_results():
         assert "no Symbol form" in str(e)
     else:
         raise AssertionError("get_symbol of a create_graph result should raise")
+
+def test_py_str_passes_a_str_through():
+    """mx.base.py_str returns a str unchanged (MXNet's decodes bytes only and raises on a str)."""
+    assert mx.base.py_str("fc1_output") == "fc1_output" and mx.base.py_str(b"fc1") == "fc1"
+
+
+def test_use_np_functions_raise_when_called():
+    """mx.test_utils.use_np decorates, but the function raises MXNetError when called: jbind has no mx.np."""
+    import pytest
+
+    @mx.test_utils.use_np
+    def needs_np():
+        return 1
+    with pytest.raises(mx.MXNetError, match="use_np"):
+        needs_np()

@@ -261,6 +261,114 @@ def test_clear_errors():
         tu.check_symbolic_forward(x, [np.ones(2)], [np.ones(2)], dtype=np.int32)
 
 
+# --- the names MXNet's tests import --------------------------------------------------------------
+
+
+def test_star_import_hands_over_mxnets_module_level_names():
+    """MXNet's test_utils has no __all__: a star import brings its imports (numpy as np,
+    numpy.random as rnd, os, sys, ...) and functions, and jbind-only names stay behind."""
+    ns = {}
+    exec("from jbind.test_utils import *", ns)
+    assert ns["np"] is np and ns["rnd"] is np.random and ns["os"] is os and ns["mx"] is mx
+    assert ns["npt"] is np.testing and ns["ss"].norm is not None and ns["json"] is json
+    for name in ("np_reduce", "verify_generator", "DummyIter", "environment", "assert_almost_equal",
+                 "Context", "array", "Symbol", "Features", "use_np"):
+        assert name in ns, name
+    for name in ("random", "contextlib", "MXNetError", "waitall"):
+        assert name not in ns, name  # a star import must not shadow e.g. the test's own `random`
+
+
+def test_base_names():
+    from jbind import base
+    assert base.py_str(b"caf\xc3\xa9") == "café" and base.py_str("name") == "name"
+    assert isinstance(np.int64(3), base.integer_types) and not isinstance(2.0, base.integer_types)
+    assert isinstance(np.float16(1), base.numeric_types) and isinstance("s", base.string_types)
+    assert base.mx_real_t is np.float32 and repr(base._Null) == "_Null"
+    x = object()
+    assert base._as_list(x) == [x] and base._as_list((1, 2)) == (1, 2)
+    with tu.environment("MXNET_HOME", "/tmp/mxhome"):
+        assert base.data_dir() == "/tmp/mxhome"
+    with tu.environment("MXNET_HOME", None):
+        assert base.data_dir().endswith(".mxnet")
+
+
+def test_np_reduce_goes_axis_by_axis_from_the_last():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    order = []
+
+    def total(a, axis):
+        order.append(axis)
+        return np.sum(a, axis=axis)
+    got = tu.np_reduce(x, (0, 2), True, total)
+    assert order == [2, 0] and got.shape == (1, 3, 1)
+    np.testing.assert_array_equal(got, x.sum(axis=(0, 2), keepdims=True))
+    assert tu.np_reduce(x, None, False, np.max) == 23.0
+    np.testing.assert_array_equal(tu.np_reduce(x, 1, False, np.min), x.min(axis=1))
+
+
+def test_collapse_sum_like_sums_broadcast_axes():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(tu.collapse_sum_like(a, (3, 1)), a.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_array_equal(tu.collapse_sum_like(a, (2, 3, 4)), a)
+    assert tu.collapse_sum_like(np.ones((0, 3)), (3,)).tolist() == [0, 0, 0]
+    with pytest.raises(AssertionError, match="broadcast"):
+        tu.collapse_sum_like(a, (2, 4))
+
+
+def test_compare_ndarray_tuple_walks_nested_tuples():
+    one = mx.nd.ones((2,))
+    tu.compare_ndarray_tuple((one, (one, one)), (np.ones(2), (np.ones(2), np.ones(2))))
+    tu.compare_ndarray_tuple(None, one)  # a stateless optimizer: nothing to compare
+    with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
+        tu.compare_ndarray_tuple((one, one), (np.ones(2), np.zeros(2)))
+
+
+def test_chi_square_and_friends_accept_the_law_and_reject_another():
+    rng = np.random.RandomState(0)
+    buckets, probs = tu.gen_buckets_probs_with_ppf(lambda q: q * 4.0, 4)
+    assert buckets == [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0)] and probs == [0.25] * 4
+    p, observed, expected = tu.chi_square_check(lambda n: rng.uniform(0, 4, n), buckets, probs, nsamples=4000)
+    assert p > 0.01 and observed.sum() == 4000 and expected.tolist() == [1000] * 4
+    p, _, _ = tu.chi_square_check(lambda n: rng.uniform(0, 3, n), buckets, probs, nsamples=4000)
+    assert p < 1e-6
+    p, observed, _ = tu.chi_square_check(lambda n: rng.randint(0, 3, n), [0, 1, 2], [1 / 3] * 3, nsamples=3000)
+    assert p > 0.01 and observed.sum() == 3000
+    assert len(tu.verify_generator(lambda n: rng.uniform(0, 4, n), buckets, probs, nsamples=2000, nrepeat=3)) == 3
+    with pytest.raises(AssertionError, match="Generator test fails"):
+        tu.verify_generator(lambda n: rng.uniform(0, 2, n), buckets, probs, nsamples=2000, nrepeat=3)
+    assert tu.mean_check(lambda n: rng.normal(0, 1, n), 0, 1, nsamples=20000)
+    assert not tu.mean_check(lambda n: rng.normal(0.2, 1, n), 0, 1, nsamples=20000)
+    assert tu.var_check(lambda n: rng.normal(0, 2, n), 2, nsamples=20000)
+    assert not tu.var_check(lambda n: rng.normal(0, 3, n), 2, nsamples=20000)
+
+
+def test_dummy_iter_repeats_the_first_batch_forever():
+    it = mx.io.NDArrayIter(np.arange(6.0).reshape(3, 2), batch_size=2)
+    dummy = tu.DummyIter(it)
+    assert dummy.batch_size == 2 and dummy.provide_data == it.provide_data
+    batches = [next(dummy) for _ in range(5)]  # the real iterator has two batches
+    assert all(b is batches[0] for b in batches)
+    np.testing.assert_array_equal(batches[0].data[0].asnumpy(), [[0, 1], [2, 3]])
+
+
+def test_environment_probes_and_use_np():
+    with tu.environment("CD_JOB", "1"):
+        assert tu.is_cd_run()
+    with tu.environment("CD_JOB", None):
+        assert not tu.is_cd_run()
+    assert tu.is_op_runnable() and not tu.has_tvm_ops()
+    assert mx.runtime.Features().is_enabled("LAPACK") and not mx.runtime.Features().is_enabled("TVM_OP")
+    with pytest.raises(RuntimeError, match="unknown"):
+        mx.runtime.Features().is_enabled("NOT_A_FEATURE")
+
+
+def test_compare_optimizer_runs_both_updates():
+    tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.1), (3,), np.float32)
+    with pytest.raises(AssertionError), contextlib.redirect_stdout(io.StringIO()):
+        tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.5), (3,),
+                             np.float32)
+
+
 # --- deliberate differences -----------------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ from .serialize import load, load_frombuffer, save
 _functions = _imperative_functions()
 globals().update({k: v for k, v in _functions.items() if k not in globals()})
 globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet's samplers), .image
-    __name__, _functions, {"random": _random_api.wrappers(_functions, NDArray, imperative=True)}))
+    __name__, _functions, {"random": _random_api.wrappers(_functions, NDArray, imperative=True),
+     "contrib": _random_api.contrib_wrappers(_functions, NDArray, imperative=True)}))
 
 __all__ = ["NDArray", "arange", "array", "concat", "empty", "full", "load", "load_frombuffer", "ones", "save",
            "waitall", "zeros"]

@@ -10,7 +10,7 @@ from .._memo import Memo
 from ..autograd import _tape
 from ..autograd._state import STATE as _AG
 from ..base import MXNetError
-from ..context import parse
+from ..context import context_of_device, parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
@@ -40,16 +40,17 @@ def invoke(op_name: str, args, kwargs):
                          f"{len(inputs)}; none given for {[a for a in slots if a not in inputs]}")
     datas = [_array(inputs[a]) for a in slots]
     _check(op_name, op, params, slots, nargs, datas)
-    recording, is_train, key = _AG.recording, _AG.training, _key(op)
+    recording, is_train = _AG.recording, _AG.training
     if recording and out is not None:
         _tape.check_not_in_graph(out)
     try:
         with jax.default_matmul_precision(matmul_precision()):
             if datas:
-                outs, new_aux = op.lower(datas[:nargs], datas[nargs:], is_train, key)
+                outs, new_aux, key = _lower(op, datas, nargs, is_train, _context_of(datas[0]))
             else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-                with jax.default_device(_dev(parse(params.get("ctx")))):
-                    outs, new_aux = op.lower([], [], is_train, key)
+                ctx = parse(params.get("ctx"))
+                with jax.default_device(_dev(ctx)):
+                    outs, new_aux, key = _lower(op, datas, nargs, is_train, ctx)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
@@ -65,11 +66,34 @@ def invoke(op_name: str, args, kwargs):
     return res[0] if len(res) == 1 else res
 
 
-def _key(op):
-    """A sampling op's key: the seed's, folded with the next counter (each call draws anew)."""
+_SAMPLERS = Memo(1024)   # (op, input shapes and dtypes) -> the op's draw, compiled
+
+
+def _lower(op, datas, nargs, is_train, ctx):
+    """Run the op. A sampling op draws from the generator of the device it runs on (`ctx`,
+    None for the current context) with that generator's next counter, so each call draws
+    anew; its draw is one compiled call (key folding and sampling take many small steps
+    run one by one)."""
     if not op.random:
-        return None  # as the symbolic lowering passes them (making a key cost 0.6 ms a call)
-    return jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
+        outs, new_aux = op.lower(datas[:nargs], datas[nargs:], is_train, None)  # as the symbolic lowering
+        return outs, new_aux, None
+    key_data, counter = _random.next_draw(ctx)
+    sig = (op, nargs, is_train, tuple((d.shape, np.dtype(d.dtype).name) for d in datas))
+    fn = _SAMPLERS.get(sig)
+    if fn is None:
+        def draw(key_data, counter, *ins):
+            key = jax.random.fold_in(jax.random.wrap_key_data(key_data), counter)
+            outs, new_aux = op.lower(list(ins[:nargs]), list(ins[nargs:]), is_train, key)
+            return outs, new_aux, key  # the key too: autograd replays the same draw at backward
+        fn = _SAMPLERS.put(sig, jax.jit(draw))
+    return fn(key_data, counter, *datas)
+
+
+def _context_of(data):
+    try:
+        return context_of_device(next(iter(data.devices())))
+    except (AttributeError, StopIteration):  # a tracer or a host value: the current context
+        return None
 
 
 def _is_array(a) -> bool:

@@ -41,8 +41,32 @@ def _normal(key, shape, loc, scale):
 
 
 def _gamma(key, shape, alpha, beta):
-    """alpha is the shape, beta the scale."""
-    return jax.random.gamma(key, jnp.broadcast_to(alpha, shape)) * beta
+    """alpha is the shape, beta the scale. Marsaglia and Tsang's method, as MXNet's sampler:
+    for shape a >= 1, d (1 + x / sqrt(9 d))^3 with d = a - 1/3 and x normal, accepted with
+    probability above 0.95; a < 1 draws with a + 1 and scales by u^(1/a). Every element
+    proposes at once and rejected ones propose again, a handful of whole-array rounds
+    (jax.random.gamma loops per element: tens of times slower on CPU); 0 where a is 0."""
+    alpha = jnp.broadcast_to(jnp.asarray(alpha, jnp.float32), shape)
+    boost = alpha < 1
+    d = jnp.where(boost, alpha + 1, alpha) - 1.0 / 3.0
+    c = jax.lax.rsqrt(9.0 * d)
+    kb, key = jax.random.split(key)
+
+    def propose(state):
+        key, out, done = state
+        key, kx, ku = jax.random.split(key, 3)
+        x = jax.random.normal(kx, shape)
+        v = (1.0 + c * x) ** 3
+        log_u = jnp.log(jax.random.uniform(ku, shape, minval=jnp.finfo(jnp.float32).tiny))
+        ok = (v > 0) & (log_u < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(v > 0, v, 1.0)))
+        take = ok & ~done
+        return key, jnp.where(take, d * v, out), done | ok
+
+    _, out, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]), propose,
+                                   (key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool)))
+    u = jax.random.uniform(kb, shape)
+    scale = jnp.where(boost, u ** (1.0 / jnp.where(boost, alpha, 1.0)), 1.0)
+    return out * scale * beta
 
 
 def _exponential(key, shape, lam):

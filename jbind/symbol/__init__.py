@@ -8,7 +8,8 @@ from .symbol import Group, Symbol, Variable, var
 _functions = _constructors()
 globals().update(_functions)
 globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet's samplers), .image
-    __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False)},
+    __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False),
+     "contrib": _random_api.contrib_wrappers(_functions, Symbol, imperative=False)},
     make=lambda op_name, short: _constructor(op_name, hint=short.lower())))
 from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 
