@@ -177,6 +177,10 @@ class BaseSparseNDArray(NDArray):
             return other
         raise TypeError(f"copyto does not support type {type(other).__name__}")
 
+    def detach(self) -> "BaseSparseNDArray":
+        """The same values and storage type, cut from the recorded graph."""
+        return type(self)(self._values, list(self._aux), self._sshape)
+
     def astype(self, dtype, copy=True):
         dt = np_dtype(dtype)
         if not copy and dt == np.dtype(self._values.dtype):
