@@ -1,4 +1,6 @@
 """`mx.nd.sparse`: csr and row_sparse NDArrays, checked against numpy (and scipy) values."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,29 @@ def test_ndarrayiter_batches_csr_rows():
 def test_bad_input_is_mxneterror(make, match):
     with pytest.raises(MXNetError, match=match):
         make()
+
+
+def test_sparse_params_file_from_mxnet_loads_and_saves_byte_exact(tmp_path):
+    golden = pathlib.Path(__file__).resolve().parent / "golden" / "params" / "sparse.params"
+    got = mx.nd.load(str(golden))  # MXNet 1.9.1's mx.nd.save of [[0, 1], [0, 0]] as csr and row_sparse
+    assert got["csr"].stype == "csr" and got["rsp"].stype == "row_sparse"
+    for v in got.values():
+        np.testing.assert_array_equal(v.asnumpy(), [[0, 1], [0, 0]])
+    out = tmp_path / "again.params"
+    mx.nd.save(str(out), got)
+    assert out.read_bytes() == golden.read_bytes()
+    mixed = {"c": sp.csr_matrix(M), "r": mx.nd.array(M).tostype("row_sparse"), "d": mx.nd.array(M)}
+    mx.nd.save(str(out), mixed)
+    back = mx.nd.load(str(out))
+    for k, v in mixed.items():
+        assert back[k].stype == v.stype
+        np.testing.assert_array_equal(back[k].asnumpy(), M)
+
+
+def test_sparse_params_file_with_bad_components_is_refused(tmp_path):
+    blob = bytearray((pathlib.Path(__file__).resolve().parent / "golden" / "params" / "sparse.params").read_bytes())
+    # the csr's indptr [0, 1, 1] sits after its one float32 value; make it [0, 2, 1]
+    at = blob.index(np.array([1.0], "<f4").tobytes()) + 4 + 8
+    blob[at:at + 8] = np.array([2], "<i8").tobytes()
+    with pytest.raises(MXNetError, match="csr.*bad indptr"):
+        mx.nd.load_frombuffer(bytes(blob))

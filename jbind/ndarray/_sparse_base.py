@@ -11,6 +11,7 @@ backward) stores the new value back in the handle's own storage type.
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -326,3 +327,25 @@ def _from_host(stype: str, dense: np.ndarray, dev) -> NDArray:
         return RowSparseNDArray(jax.device_put(values, dev), [jax.device_put(indices.astype(idt), dev)],
                                 dense.shape)
     raise MXNetError(f"unknown storage type {stype!r}; expected one of {STYPES}")
+
+
+# --- files: `mx.nd.save` / `mx.nd.load` (jbind/ndarray/serialize.py) ----------------------------------
+class SparseRecord(NamedTuple):
+    """A sparse array as a file stores it: values, aux arrays (csr: indptr, indices; row_sparse: indices)."""
+    stype: str
+    data: np.ndarray
+    aux: tuple
+    shape: tuple
+
+
+def record_of(arr: BaseSparseNDArray) -> SparseRecord:
+    """The components of `arr` on the host, indices as int64 (as MXNet writes them)."""
+    return SparseRecord(arr.stype, np.asarray(arr._values), tuple(np.asarray(x).astype(np.int64) for x in arr._aux),
+                        arr.shape)
+
+
+def from_record(rec: SparseRecord, dev, canonical) -> BaseSparseNDArray:
+    """A sparse array on `dev` from checked components (`canonical` narrows the values' dtype)."""
+    cls = CSRNDArray if rec.stype == "csr" else RowSparseNDArray
+    aux = [jax.device_put(x.astype(index_dtype()), dev) for x in rec.aux]
+    return cls(jax.device_put(canonical(rec.data), dev), aux, rec.shape)
