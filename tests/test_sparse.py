@@ -138,6 +138,9 @@ def test_retain_elemwise_and_square_sum():
     assert q.stype == "row_sparse" and q.shape == (4, 1)
     np.testing.assert_allclose(q.asnumpy()[:, 0], (M ** 2).sum(1))
     np.testing.assert_allclose(sp.square_sum(r, axis=0).asnumpy(), (M ** 2).sum(0))
+    np.testing.assert_allclose(sp.sum(sp.csr_matrix(M), axis=0).asnumpy(), M.sum(0))  # other ops: mx.nd's
+    with pytest.raises(AttributeError):
+        sp.no_such_op
     w = sp.where(mx.nd.array(M > 0), sp.csr_matrix(M), mx.nd.zeros((4, 4)))
     np.testing.assert_array_equal(w.asnumpy(), np.where(M > 0, M, 0))
 

@@ -295,3 +295,12 @@ def rand_sparse(shape, stype: str, density: float = 0.5, dtype=None, ctx=None, r
     mask_shape = shape if stype == "csr" else (shape[0],) + (1,) * (len(shape) - 1)
     dense = dense * (draw(mask_shape) < density)
     return _from_host(stype, dense.astype(np_dtype(dtype)), _dev(ctx))
+
+
+def __getattr__(name):
+    """Every other `mx.nd` operator (`mx.nd.sparse.sum`, `.sqrt`, `.Embedding`, ...), on dense values."""
+    from .. import ndarray as _nd
+    fn = None if name.startswith("__") else getattr(_nd, name, None)
+    if fn is None or not callable(fn):
+        raise AttributeError(f"module 'mx.nd.sparse' has no attribute {name!r}")
+    return fn
