@@ -508,3 +508,20 @@ def test_sparse_inputs_are_recorded_as_dense_values():
     assert y.stype == "default"
     y.backward()
     assert x.grad.stype == "row_sparse" and x.grad.asnumpy().tolist() == [[2, 2], [2, 2]]
+
+
+def test_graph_arrays_are_dense_whatever_a_variables_stype():
+    """A variable declared with stype='csr' / 'row_sparse' binds to a dense array (MXNet allocates sparse)."""
+    v = mx.sym.var("v", stype="row_sparse")
+    exe = (v * 2).simple_bind(mx.cpu(), v=(3, 2))
+    assert exe.arg_dict["v"].stype == "default" and exe.grad_dict["v"].stype == "default"
+
+
+def test_optimizers_update_every_row_for_sparse_gradients():
+    """A row_sparse gradient is applied densely: momentum decays on every row (MXNet's lazy_update skips absent rows)."""
+    w = mx.nd.ones((2, 1)).tostype("row_sparse")
+    opt = mx.optimizer.SGD(learning_rate=1.0, momentum=0.5)
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.array([[1], [1]]).tostype("row_sparse"), state)
+    opt.update(0, w, mx.nd.array([[0], [1]]).tostype("row_sparse"), state)
+    assert w.asnumpy().ravel().tolist() == [-0.5, -1.5]  # lazy: row 0 would stay at 0.0
