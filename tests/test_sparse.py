@@ -129,7 +129,9 @@ def test_retain_elemwise_and_square_sum():
     np.testing.assert_array_equal(s.asnumpy(), M + want)
     assert sp.add(r, r).stype == "row_sparse" and (r + r).stype == "row_sparse"
     np.testing.assert_array_equal((r * 2).asnumpy(), M * 2)
-    assert (r * 2).stype == "row_sparse" and (r / 2).stype == "row_sparse"
+    assert (r * 2).stype == (2 * r).stype == (r / 2).stype == "row_sparse"
+    np.testing.assert_array_equal((2 * r).asnumpy(), M * 2)
+    assert sp.row_sparse_array((4, 3)).shape == (4, 3)
     np.testing.assert_array_equal(sp.add(r, mx.nd.ones((1, 4))).asnumpy(), M + 1)  # broadcast: dense
     dense_sin = mx.nd.sin(sp.csr_matrix(M))  # an op without a sparse kernel: the dense value
     assert dense_sin.stype == "default"

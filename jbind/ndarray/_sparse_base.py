@@ -227,7 +227,7 @@ class BaseSparseNDArray(NDArray):
     # --- arithmetic: the result stays sparse where zeros stay zero ---------------------------
     def _op(self, other, fn, reverse=False):
         from ..autograd._state import STATE
-        scale = fn in (jnp.multiply, jnp.divide) and not reverse
+        scale = fn is jnp.multiply or (fn is jnp.divide and not reverse)  # zeros stay zero
         if not STATE.recording and isinstance(other, (numbers.Number, np.generic)) and scale:
             return type(self)(fn(self._values, jnp.asarray(other, self._values.dtype)), list(self._aux),
                               self._sshape)

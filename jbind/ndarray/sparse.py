@@ -126,8 +126,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None) -> RowSparseNDArray
         check_rsp(values, indices, shape)
         return RowSparseNDArray(jax.device_put(values, dev), [jax.device_put(indices.astype(index_dtype()), dev)],
                                 shape)
-    if isinstance(arg1, (tuple, list)) and all(isinstance(d, (numbers.Integral, np.integer)) for d in arg1) \
-            and isinstance(arg1, tuple):
+    if isinstance(arg1, tuple) and all(isinstance(d, (numbers.Integral, np.integer)) for d in arg1):
         return zeros("row_sparse", arg1, ctx, dtype)
     if isinstance(arg1, BaseSparseNDArray):
         out = cast_storage(arg1, "row_sparse").copyto(ctx if ctx is not None else arg1.context)
