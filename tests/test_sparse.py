@@ -256,6 +256,7 @@ def test_ndarrayiter_batches_csr_rows():
     (lambda: sp.csr_matrix(([1.0], [5], [0, 1]), shape=(1, 2)), r"column indices must lie in \[0, 2\)"),
     (lambda: sp.csr_matrix(([1.0, 2.0], [0], [0, 1]), shape=(1, 2)), "data has 2 entries"),
     (lambda: sp.csr_matrix(M, shape=(2, 8)), "does not match"),
+    (lambda: sp.csr_matrix(([1.0], ([0], [3])), shape=(2, 2)), "do not fit shape"),
     (lambda: sp.csr_matrix(np.ones(3)), "2-D"),
     (lambda: sp.row_sparse_array(([[1.0], [2.0]], [3, 1]), shape=(4, 1)), "sorted and unique"),
     (lambda: sp.row_sparse_array(([[1.0], [2.0]], [1, 1]), shape=(4, 1)), "sorted and unique"),

@@ -86,8 +86,10 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None) -> CSRNDArray:
         if shape is None:
             shape = (int(row.max()) + 1 if len(row) else 0, int(col.max()) + 1 if len(col) else 0)
         shape = _shape_arg(shape)
-        if len(shape) != 2 or (len(row) and (row.max() >= shape[0] or col.max() >= shape[1] or min(row.min(), col.min()) < 0)):
-            raise MXNetError(f"csr_matrix: coordinates out of range for shape {shape}")
+        inside = len(row) == 0 or (0 <= row.min() and row.max() < shape[0] and 0 <= col.min() and col.max() < shape[1])
+        if len(shape) != 2 or len(row) != len(col) or len(row) != len(values) or not inside:
+            raise MXNetError(f"csr_matrix: coordinates ({len(row)} rows, {len(col)} columns, {len(values)} values) "
+                             f"do not fit shape {shape}")
         dense = np.zeros(shape, values.dtype)
         np.add.at(dense, (row, col), values)
         return _from_host("csr", dense, dev)
