@@ -86,7 +86,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None) -> CSRNDArray:
         if shape is None:
             shape = (int(row.max()) + 1 if len(row) else 0, int(col.max()) + 1 if len(col) else 0)
         shape = _shape_arg(shape)
-        inside = len(row) == 0 or (0 <= row.min() and row.max() < shape[0] and 0 <= col.min() and col.max() < shape[1])
+        inside = len(shape) == 2 and (len(row) == 0 or (0 <= row.min() and row.max() < shape[0]
+                                                       and 0 <= col.min() and col.max() < shape[1]))
         if len(shape) != 2 or len(row) != len(col) or len(row) != len(values) or not inside:
             raise MXNetError(f"csr_matrix: coordinates ({len(row)} rows, {len(col)} columns, {len(values)} values) "
                              f"do not fit shape {shape}")
