@@ -208,6 +208,10 @@ def _init_data(data, allow_empty, default_name):
         if isinstance(v, NDArray):
             out[k] = v
             continue
+        if hasattr(v, "tocsr") and hasattr(v, "nnz"):  # a scipy sparse matrix: a CSRNDArray, as MXNet
+            from .ndarray.sparse import csr_matrix
+            out[k] = csr_matrix(v, dtype=np.float32)
+            continue
         try:
             out[k] = _array(v)
         except (TypeError, ValueError) as e:
@@ -224,7 +228,14 @@ def check_part(num_parts, part_index) -> None:
         raise MXNetError(f"part_index must be in 0..{num_parts - 1} (num_parts={num_parts}), got {part_index!r}")
 
 
+def _reordered(arr: NDArray, idx) -> NDArray:
+    out = _array(arr.asnumpy()[idx], arr.context)
+    return out if arr.stype == "default" else out.tostype(arr.stype)
+
+
 def _slice_along(arr: NDArray, start, end, axis) -> NDArray:
+    if arr.stype == "csr":  # rows only (NDArrayIter refuses csr data with another batch axis)
+        return arr[start:end]
     idx = [slice(None)] * arr.ndim
     idx[axis] = slice(start, end)
     return arr[tuple(idx)]
@@ -263,6 +274,10 @@ class NDArrayIter(DataIter):
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
         self.num_parts, self.part_index = num_parts, part_index
+        if any(v.stype == "csr" for _, v in self.data + self.label) and \
+                (last_batch_handle != "discard" or layout.find("N") != 0):
+            raise NotImplementedError("NDArrayIter: csr data needs last_batch_handle='discard' and the batch "
+                                      f"axis first (got {last_batch_handle!r}, layout {layout!r})")
         if num_parts > 1:
             axis = layout.find("N")
             n = self.data[0][1].shape[axis]
@@ -399,8 +414,8 @@ class NDArrayIter(DataIter):
         # As MXNet: the index is shuffled in place and the (already shuffled) arrays are
         # re-gathered by it, so the order compounds from epoch to epoch.
         np.random.shuffle(self.idx)
-        self.data = [(k, _array(v.asnumpy()[self.idx], v.context)) for k, v in self.data]
-        self.label = [(k, _array(v.asnumpy()[self.idx], v.context)) for k, v in self.label]
+        self.data = [(k, _reordered(v, self.idx)) for k, v in self.data]
+        self.label = [(k, _reordered(v, self.idx)) for k, v in self.label]
 
 
 _ELSEWHERE = {"PrefetchingIter": "prefetch", "CSVIter": "io_iters", "MXDataIter": "io_iters", "MNISTIter": "io_mnist"}

@@ -15,8 +15,11 @@ update to the same summed gradient, so every worker holds the same weights, as M
 servers would have sent back. Every worker must therefore make the same calls, with the
 same keys in the same order.
 
-Differences from MXNet: `dist_async`, gradient compression and sparse arrays are not
-supported (`MXNetError`); an unknown kvstore name is an error rather than a local store;
+Row_sparse values are stored, summed and pulled as MXNet's (`row_sparse_pull` writes only
+the requested rows; `pull` skips row_sparse outs unless `ignore_sparse=False`).
+
+Differences from MXNet: `dist_async` and gradient compression are not supported
+(`MXNetError`); an unknown kvstore name is an error rather than a local store;
 a dist store in a process that is not part of a job is a one-worker store; errors are
 raised by the call that causes them (MXNet's pushes fail later, asynchronously); and
 optimizer states can be saved from a dist store (every worker holds them).
@@ -114,7 +117,7 @@ def _values(key, value, what):
 
 
 def _device(arr: NDArray):
-    return next(iter(arr.data.devices()))
+    return next(iter(arr._data.devices() if arr.stype == "default" else arr._values.devices()))
 
 
 class KVStore:
@@ -185,11 +188,11 @@ class KVStore:
         values = [vals[0] for _, vals in pairs]
         if self._collective():
             got = distributed.broadcast_from_rank0([v.asnumpy() for v in values])
-            values = [NDArray(jax.device_put(np.asarray(g, dtype=v.data.dtype), _device(v)))
+            values = [NDArray(jax.device_put(np.asarray(g, dtype=v.dtype), _device(v))).tostype(v.stype)
                       for g, v in zip(got, values)]
         for (k, _), v in zip(pairs, values):
             # a copy: the caller's buffer may later be donated to a compiled training step
-            self._store[k] = NDArray(v.data.copy())
+            self._store[k] = NDArray(v._data.copy()) if v.stype == "default" else v.copy()
 
     def _check_init(self, pairs):
         self._check_kind(pairs, "init")
@@ -235,18 +238,19 @@ class KVStore:
         merged = {}
         for k, vals in grouped.items():
             stored = self._store[k]
-            dev, dtype = _device(stored), stored.data.dtype
-            xs = [jax.device_put(v.data.astype(dtype), dev) for v in vals]
+            dev, dtype = _device(stored), stored._data.dtype
+            xs = [jax.device_put(v._data.astype(dtype), dev) for v in vals]
             total = xs[0]
             for x in xs[1:]:
                 total = total + x
             # never keep the caller's own buffer: it may later be donated to a compiled step
-            merged[k] = total.copy() if total is vals[0].data else total
+            merged[k] = total.copy() if total is vals[0]._data else total
         return merged
 
     def pull(self, key, out=None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Write each key's stored value into its `out` array(s) (a list: one per device).
-        `priority` and `ignore_sparse` are ignored.
+        With `ignore_sparse` (the default), row_sparse outs are left as they are (use
+        `row_sparse_pull`). `priority` is ignored.
 
         Raises:
             MXNetError: no `out`, an uninitialized key, or an `out` of another shape.
@@ -262,7 +266,8 @@ class KVStore:
                     raise MXNetError(f"pull: key {k!r} holds shape {stored.shape}; `out` has shape {o.shape}")
         for k, outs in pairs:
             for o in outs:
-                o[:] = self._store[k]
+                if not (ignore_sparse and o.stype == "row_sparse"):
+                    o[:] = self._store[k]
 
     def pushpull(self, key, value, out=None, priority: int = 0) -> None:
         """`push(key, value)` then `pull(key, out)`; without `out` the result goes into `value`."""
@@ -275,7 +280,36 @@ class KVStore:
         self.pull(key, out=out, priority=priority)
 
     def row_sparse_pull(self, key, out=None, priority: int = 0, row_ids=None):
-        raise MXNetError("row_sparse_pull: sparse arrays are not supported by jbind; use pull")
+        """Write into each row_sparse `out` only the rows of the stored value listed in its
+        `row_ids` (an NDArray of row indices, repeats allowed; one per out, or one for all
+        outs of a key). `priority` is ignored.
+
+        Raises:
+            MXNetError: no `out` or `row_ids`, an out that is not row_sparse, an uninitialized
+                key, or row_ids that do not match the outs.
+        """
+        from .ndarray.sparse import retain
+        if out is None or row_ids is None:
+            raise MXNetError("row_sparse_pull: `out` and `row_ids` must both be given")
+        pairs = _pairs(key, out, "row_sparse_pull")
+        self._check_kind(pairs, "row_sparse_pull")
+        ids = _pairs(key, row_ids, "row_sparse_pull(row_ids)")
+        for (k, outs), (_, rids) in zip(pairs, ids):
+            stored = self._stored(k, "row_sparse_pull")
+            if len(rids) == 1:
+                rids = rids * len(outs)
+            if len(rids) != len(outs):
+                raise MXNetError(f"row_sparse_pull: key {k!r} has {len(outs)} outs but {len(rids)} row_ids")
+            for o in outs:
+                if o.stype != "row_sparse":
+                    raise MXNetError(f"row_sparse_pull: every out must be a row_sparse NDArray; key {k!r} has "
+                                     f"one of storage type {o.stype!r} (use pull for dense outs)")
+                if o.shape != stored.shape:
+                    raise MXNetError(f"row_sparse_pull: key {k!r} holds shape {stored.shape}; `out` has shape "
+                                     f"{o.shape}")
+            rows = stored if stored.stype == "row_sparse" else stored.tostype("row_sparse")
+            for o, r in zip(outs, rids):
+                o[:] = retain(rows, r)
 
     # --- optimizer ------------------------------------------------------------------------
     def set_optimizer(self, optimizer) -> None:

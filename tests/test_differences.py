@@ -481,3 +481,62 @@ def test_use_np_functions_raise_when_called():
         return 1
     with pytest.raises(mx.MXNetError, match="use_np"):
         needs_np()
+
+
+def test_sparse_components_are_checked_when_made():
+    """csr_matrix / row_sparse_array refuse a bad indptr or unsorted indices (MXNet accepts them)."""
+    import pytest
+    with pytest.raises(mx.base.MXNetError, match="sorted and unique"):
+        mx.nd.sparse.row_sparse_array(([[1.0], [2.0]], [2, 0]), shape=(3, 1))
+    with pytest.raises(mx.base.MXNetError, match="bad indptr"):
+        mx.nd.sparse.csr_matrix(([1.0], [0], [0, 0]), shape=(1, 2))
+
+
+def test_sparse_index_arrays_are_int32_without_jax_x64():
+    """A sparse array's indices and indptr are int32 unless JAX's x64 mode is on (MXNet: int64)."""
+    c = mx.nd.array([[0, 1], [2, 0]]).tostype("csr")
+    assert c.indices.dtype == c.indptr.dtype == np.int32
+
+
+def test_sparse_ops_without_sparse_kernels_return_dense():
+    """sin / relu / ... of a sparse array is a dense array (MXNet keeps zero-preserving unary ops sparse)."""
+    assert mx.nd.sin(mx.nd.array([[0, 1]]).tostype("csr")).stype == "default"
+
+
+def test_row_sparse_gradient_stores_rows_with_nonzero_gradient():
+    """A row_sparse gradient keeps the rows whose gradient is nonzero (MXNet's Embedding: every looked-up row)."""
+    w = mx.nd.ones((4, 2))
+    w.attach_grad(stype="row_sparse")
+    with mx.autograd.record():
+        y = mx.nd.Embedding(mx.nd.array([1, 3]), w, input_dim=4, output_dim=2, sparse_grad=True)
+        loss = (y * mx.nd.array([[1, 1], [0, 0]])).sum()
+    loss.backward()
+    assert w.grad.indices.asnumpy().tolist() == [1]
+
+
+def test_sparse_inputs_are_recorded_as_dense_values():
+    """Under autograd.record(), an op on a sparse array sees its dense value and gives a dense result."""
+    x = mx.nd.array([[0, 1], [2, 0]]).tostype("row_sparse")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 2
+    assert y.stype == "default"
+    y.backward()
+    assert x.grad.stype == "row_sparse" and x.grad.asnumpy().tolist() == [[2, 2], [2, 2]]
+
+
+def test_graph_arrays_are_dense_whatever_a_variables_stype():
+    """A variable declared with stype='csr' / 'row_sparse' binds to a dense array (MXNet allocates sparse)."""
+    v = mx.sym.var("v", stype="row_sparse")
+    exe = (v * 2).simple_bind(mx.cpu(), v=(3, 2))
+    assert exe.arg_dict["v"].stype == "default" and exe.grad_dict["v"].stype == "default"
+
+
+def test_optimizers_update_every_row_for_sparse_gradients():
+    """A row_sparse gradient is applied densely: momentum decays on every row (MXNet's lazy_update skips absent rows)."""
+    w = mx.nd.ones((2, 1)).tostype("row_sparse")
+    opt = mx.optimizer.SGD(learning_rate=1.0, momentum=0.5)
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.array([[1], [1]]).tostype("row_sparse"), state)
+    opt.update(0, w, mx.nd.array([[0], [1]]).tostype("row_sparse"), state)
+    assert w.asnumpy().ravel().tolist() == [-0.5, -1.5]  # lazy: row 0 would stay at 0.0

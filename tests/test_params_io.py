@@ -219,7 +219,6 @@ _CORRUPT = {
     "empty (none) array": (_file(struct.pack("<Iii", V2_MAGIC, 0, 0)), "empty (none) NDArray"),
     "unknown dtype": (_file(_v2((1,), flag=99)), "unknown dtype flag 99"),
     "unknown storage type": (_file(_v2((1,), stype=7)), "unknown storage type 7"),
-    "sparse": (raw("sparse.params"), "sparse storage (csr)"),
     "names mismatch": (_file(_GOOD, _GOOD, names=[b"a"]), "1 names for 2 arrays"),
     "bad array magic": (_file(struct.pack("<I", 0xDEADBEEF) + b"\0" * 64), "bad magic 0xDEADBEEF"),
     "negative ndim": (_file(_v2((), ndim=-2)), "ndim -2"),

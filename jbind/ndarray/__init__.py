@@ -3,6 +3,8 @@ from .. import _namespaces, _random_api
 from .ndarray import NDArray, arange, array, concat, empty, full, ones, waitall, zeros
 from .imperative import imperative_functions as _imperative_functions
 from .serialize import load, load_frombuffer, save
+from . import sparse
+from .sparse import CSRNDArray, RowSparseNDArray, cast_storage
 
 _functions = _imperative_functions()
 globals().update({k: v for k, v in _functions.items() if k not in globals()})
@@ -10,8 +12,8 @@ globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet'
     __name__, _functions, {"random": _random_api.wrappers(_functions, NDArray, imperative=True),
      "contrib": _random_api.contrib_wrappers(_functions, NDArray, imperative=True)}))
 
-__all__ = ["NDArray", "arange", "array", "concat", "empty", "full", "load", "load_frombuffer", "ones", "save",
-           "waitall", "zeros"]
+__all__ = ["CSRNDArray", "NDArray", "RowSparseNDArray", "arange", "array", "cast_storage", "concat", "empty", "full",
+           "load", "load_frombuffer", "ones", "save", "sparse", "waitall", "zeros"]
 
 
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):

@@ -170,10 +170,9 @@ class NDArray:
         return self.broadcast_to(other.shape)
 
     def tostype(self, stype: str) -> "NDArray":
-        """A copy in storage type `stype`; jbind arrays are dense, so only 'default' is possible."""
-        if stype != "default":
-            raise MXNetError(f"tostype({stype!r}): jbind has dense ('default') arrays only, no sparse storage")
-        return self.copy()
+        """A copy in storage type `stype`: 'default', 'row_sparse' or 'csr' (see `mx.nd.sparse`)."""
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
 
     def as_nd_ndarray(self) -> "NDArray":
         return self
@@ -374,12 +373,16 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs) -> NDArray:
+    """An all-zero array; `stype` 'row_sparse' or 'csr' makes a sparse one (`mx.nd.sparse.zeros`)."""
+    if stype not in (None, "default"):
+        from .sparse import zeros as sparse_zeros
+        return sparse_zeros(stype, shape, ctx, dtype)
     return NDArray(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx)))
 
 
-def empty(shape, ctx=None, dtype=None) -> NDArray:
-    return zeros(shape, ctx, dtype)
+def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
+    return zeros(shape, ctx, dtype, stype)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:

@@ -20,7 +20,10 @@ Read as well:
 
 A V2 array with ndim 0 is MXNet's empty ("none") NDArray: nothing follows its shape.
 MXNet 1.9.1's `mx.nd.load` fails on it ("unknown storage type: -1"), and so does jbind.
-Sparse arrays (storage type 1 row_sparse, 2 csr) are refused. dtype flags: 0 float32,
+A sparse array (storage type 1 row_sparse, 2 csr) has, after the storage type, its
+storage shape (the shape of its values), then shape, context and dtype flag as above,
+then per aux array (csr: indptr, indices; row_sparse: indices) a dtype flag and a shape,
+then the values, then each aux array's data. dtype flags: 0 float32,
 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8, 6 int64, 7 bool, 12 bfloat16.
 
 As in MXNet, arrays load onto cpu(0), or onto gpu(i) when saved from gpu(i) and JAX has
@@ -46,6 +49,7 @@ import numpy as np
 from ..base import DTYPE_MX_TO_NP, MXNetError
 from ..context import Context
 from ..io_util import atomic_write_bytes
+from ._sparse_base import SparseRecord, check_csr, check_rsp, from_record, record_of
 from .ndarray import NDArray
 
 LIST_MAGIC = 0x112
@@ -124,12 +128,13 @@ def _read_shape(r: _Reader, magic: int, what: str):
 def _read_array(r: _Reader, i: int):
     what = f"array {i}"
     (magic,) = r.unpack("<I", f"{what} magic")
+    stype = 0
     if magic in (V2_MAGIC, V3_MAGIC):
         (stype,) = r.unpack("<i", f"{what} storage type")
-        if stype in _STYPES:
-            _fail(r.where, f"{what} has sparse storage ({_STYPES[stype]}); jbind loads dense arrays only")
-        if stype != 0:
+        if stype not in _STYPES and stype != 0:
             _fail(r.where, f"{what} has unknown storage type {stype}")
+    if stype:
+        return _read_sparse(r, magic, what, _STYPES[stype])
     dims, is_none = _read_shape(r, magic, what)
     if is_none:
         _fail(r.where, f"{what} is an empty (none) NDArray, shape {dims}; MXNet's mx.nd.load "
@@ -139,15 +144,45 @@ def _read_array(r: _Reader, i: int):
     dev_type, dev_id, flag = r.unpack("<iii", f"{what} context and dtype")
     if dev_type not in _DEV_TYPES:
         _fail(r.where, f"{what} has unknown device type {dev_type} (known: {list(_DEV_TYPES)})")
+    return _read_data(r, flag, dims, f"{what} data"), (dev_type, dev_id)
+
+
+def _read_data(r: _Reader, flag: int, dims, what: str) -> np.ndarray:
     dtype = FLAG_TO_DTYPE.get(flag)
     if dtype is None:
         _fail(r.where, f"{what} has unknown dtype flag {flag} (known: "
                        f"{', '.join(f'{k}={v.name}' for k, v in FLAG_TO_DTYPE.items())})")
+    if any(d < 0 for d in dims):
+        _fail(r.where, f"{what} has a negative dimension in shape {dims}")
     size = math.prod(dims)
     if size == 0 and math.prod(d for d in dims if d) >= _MAX_EMPTY_EXTENT:
         _fail(r.where, f"{what} has implausible zero-size shape {dims}")
-    data = r.array(dtype.newbyteorder("<"), size, f"{what} data, {dtype.name}{list(dims)}")
-    return data.astype(dtype, copy=True).reshape(dims), (dev_type, dev_id)
+    data = r.array(dtype.newbyteorder("<"), size, f"{what}, {dtype.name}{list(dims)}")
+    return data.astype(dtype, copy=True).reshape(dims)
+
+
+def _read_sparse(r: _Reader, magic: int, what: str, stype: str):
+    storage, _ = _read_shape(r, magic, f"{what} storage shape")
+    dims, is_none = _read_shape(r, magic, what)
+    if is_none or any(d < 0 for d in dims):
+        _fail(r.where, f"{what} ({stype}) has no valid shape: {dims}")
+    dev_type, dev_id, flag = r.unpack("<iii", f"{what} context and dtype")
+    if dev_type not in _DEV_TYPES:
+        _fail(r.where, f"{what} has unknown device type {dev_type} (known: {list(_DEV_TYPES)})")
+    heads = []
+    for k in range(2 if stype == "csr" else 1):
+        (aux_flag,) = r.unpack("<i", f"{what} aux {k} dtype")
+        heads.append((aux_flag, _read_shape(r, magic, f"{what} aux {k} shape")[0]))
+    data = _read_data(r, flag, storage, f"{what} ({stype}) values")
+    aux = [_read_data(r, f, d, f"{what} aux {k}") for k, (f, d) in enumerate(heads)]
+    if any(a.dtype.kind not in "iu" or a.ndim != 1 for a in aux):
+        _fail(r.where, f"{what} ({stype}) has index arrays that are not 1-D integers")
+    aux = [a.astype(np.int64) for a in aux]  # unsigned indices would hide their order from the checks
+    try:
+        check_csr(data, aux[0], aux[1], dims) if stype == "csr" else check_rsp(data, aux[0], dims)
+    except MXNetError as e:
+        _fail(r.where, f"{what} ({stype}): {e}")
+    return SparseRecord(stype, data, tuple(aux), tuple(dims)), (dev_type, dev_id)
 
 
 def decode(buf, where: str = "<buffer>") -> Decoded:
@@ -185,14 +220,21 @@ def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=Non
         raise MXNetError(f"encode: {len(names)} names for {len(arrays)} arrays")
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for i, a in enumerate(arrays):
-        a = np.asarray(a)
-        flag = DTYPE_TO_FLAG.get(a.dtype.newbyteorder("="))
-        if flag is None:
-            label = repr(names[i]) if names else str(i)
-            raise MXNetError(f"cannot save array {label}: dtype {a.dtype} has no MXNet dtype flag "
-                             f"(supported: {', '.join(d.name for d in DTYPE_TO_FLAG)})")
-        shape = a.shape or (1,)
+        label = repr(names[i]) if names else str(i)
         dev_type, dev_id = contexts[i] if contexts is not None else (1, 0)
+        if isinstance(a, SparseRecord):
+            stype = {v: k for k, v in _STYPES.items()}[a.stype]
+            parts.append(struct.pack(f"<Iii{a.data.ndim}q", V2_MAGIC, stype, a.data.ndim, *a.data.shape))
+            parts.append(struct.pack(f"<i{len(a.shape)}qiii", len(a.shape), *a.shape, dev_type, dev_id,
+                                     _flag(a.data, label)))
+            for x in a.aux:
+                parts.append(struct.pack("<iiq", _flag(x, label), 1, len(x)))
+            parts.extend(np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("<")).tobytes()
+                         for x in (a.data, *a.aux))
+            continue
+        a = np.asarray(a)
+        flag = _flag(a, label)
+        shape = a.shape or (1,)
         parts.append(struct.pack(f"<Iii{len(shape)}qiii", V2_MAGIC, 0, len(shape), *shape,
                                  dev_type, dev_id, flag))
         parts.append(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes())
@@ -201,6 +243,14 @@ def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=Non
         b = n.encode("utf-8")
         parts.append(struct.pack("<Q", len(b)) + b)
     return b"".join(parts)
+
+
+def _flag(a: np.ndarray, label: str) -> int:
+    flag = DTYPE_TO_FLAG.get(a.dtype.newbyteorder("="))
+    if flag is None:
+        raise MXNetError(f"cannot save array {label}: dtype {a.dtype} has no MXNet dtype flag "
+                         f"(supported: {', '.join(d.name for d in DTYPE_TO_FLAG)})")
+    return flag
 
 
 def decode_raw(buf, where: str = "<raw bytes>") -> np.ndarray:
@@ -255,7 +305,8 @@ def _split(data, kind, message):
 def save(fname, data) -> None:
     """Save an NDArray, a list of NDArrays or a dict str -> NDArray, as `mx.nd.save`.
 
-    The file is MXNet 1.9.1's format (V2 magic, dense) and is written atomically: a
+    The file is MXNet 1.9.1's format (V2 magic; sparse arrays in MXNet's sparse layout)
+    and is written atomically: a
     failed save leaves any previous file intact. A 0-d NDArray is written with shape
     (1,), and a float64/int64 array is written as what it holds: float32/int32 unless
     JAX's x64 mode is on.
@@ -263,7 +314,7 @@ def save(fname, data) -> None:
     fname = _path(fname)
     values, names = _split(data, NDArray, "save only accept dict str->NDArray or list of NDArray")
     ctxs = [(v.context.device_typeid, v.context.device_id) for v in values]
-    _write(fname, encode([v.asnumpy() for v in values], names, ctxs))
+    _write(fname, encode([v.asnumpy() if v.stype == "default" else record_of(v) for v in values], names, ctxs))
 
 
 def _write(fname: str, blob: bytes) -> None:
@@ -294,7 +345,8 @@ def _to_ndarrays(dec: Decoded):
                 devices[key] = None
             if devices[key] is None:
                 devices[key] = Context("cpu", 0).jax_device
-        out.append(NDArray(jax.device_put(_canonical(a), devices[key])))
+        out.append(from_record(a, devices[key], _canonical) if isinstance(a, SparseRecord) else
+                   NDArray(jax.device_put(_canonical(a), devices[key])))
     return _result(out, dec.names)
 
 
@@ -304,7 +356,8 @@ def load(fname):
     Returns a list, or a dict str -> NDArray when the file has names. Arrays go to cpu(0)
     (gpu(i) for arrays saved from gpu(i) when JAX has that GPU). Without JAX's x64 mode,
     float64/int64 arrays become float32/int32; `load_numpy` keeps them exact. Raises
-    `MXNetError` naming the file for a missing, truncated, corrupt or sparse file.
+    `MXNetError` naming the file for a missing, truncated or corrupt file. Sparse arrays
+    load as CSRNDArray / RowSparseNDArray.
     """
     fname = _path(fname)
     return _to_ndarrays(decode(_read(fname), repr(fname)))

@@ -270,6 +270,17 @@ class hard_sigmoid(_SameShape):
 
 
 @register
+class cast_storage(_SameShape):
+    """The data in storage type `stype`. In a graph every array is dense, so this is the
+    identity (and its gradient passes through); on NDArrays, `mx.nd.cast_storage` makes
+    a csr or row_sparse array (jbind/ndarray/sparse.py)."""
+    stype: Literal["default", "row_sparse", "csr"]
+
+    def lower(self, ins, aux, is_train, key):
+        return [ins[0]], aux
+
+
+@register
 class softmin(_SameShape):
     """softmax(-data / temperature) along `axis`; `dtype` (if given) is the output dtype.
 

@@ -60,6 +60,8 @@ for _n, _f, _al in [("sum", jnp.sum, ("sum_axis",)), ("mean", jnp.mean, ()),
                     ("max", _chooser(jnp.max), ("max_axis",)), ("min", _chooser(jnp.min), ("min_axis",)),
                     ("prod", jnp.prod, ()), ("nansum", jnp.nansum, ()), ("nanprod", jnp.nanprod, ())]:
     _make(_Reduce, _n, _f, _al, f"{_n} over `axis` (all axes when None or (); the others when `exclude`).")
+_make(_Reduce, "_square_sum", lambda x, axis: jnp.sum(x * x, axis=axis), (),
+      "sum(data ** 2) over `axis`, as `sum` reduces (MXNet's op for row_sparse data; dense here).")
 
 
 @register
