@@ -133,22 +133,41 @@ def rand_shape_nd(num_dim, dim=10, allow_zero_size=False) -> tuple:
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None) -> NDArray:
-    """A standard-normal NDArray (`random_arrays(shape)`, then cast to `dtype`, float32 by default)."""
-    if stype != "default":
-        _no_sparse("rand_ndarray", stype)
-    return array(random_arrays(shape), ctx=ctx or default_context(), dtype=dtype)
+    """A random NDArray: standard normal when dense (cast to `dtype`, float32 by default);
+    for 'csr' / 'row_sparse', uniform values at about `density` of the entries or rows
+    (a random density when None, as MXNet's)."""
+    if stype == "default":
+        return array(random_arrays(shape), ctx=ctx or default_context(), dtype=dtype)
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)[0]
 
 
-def rand_sparse_ndarray(shape, stype, *args, **kwargs):
-    _no_sparse("rand_sparse_ndarray", stype)
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None, data_init=None,
+                        rsp_indices=None, modifier_func=None, shuffle_csr_indices=False, ctx=None):
+    """A random sparse array and its parts as numpy arrays: (arr, (data, indices, indptr)) for
+    'csr', (arr, (data, indices)) for 'row_sparse', as MXNet's."""
+    from .ndarray import sparse
+    if stype not in ("csr", "row_sparse"):
+        raise MXNetError(f"rand_sparse_ndarray: stype must be 'csr' or 'row_sparse'; got {stype!r}")
+    density = np.random.rand() if density is None else density
+    arr = sparse.rand_sparse(shape, stype, density=density, dtype=dtype, ctx=ctx or default_context())
+    if data_init is not None:
+        arr = _from_dense(stype, np.where(arr.asnumpy() != 0, data_init, 0).astype(arr.dtype), ctx)
+    if modifier_func is not None:
+        arr = _from_dense(stype, np.where(arr.asnumpy() != 0, modifier_func(arr.asnumpy()), 0).astype(arr.dtype),
+                          ctx)
+    parts = (arr.data.asnumpy(), arr.indices.asnumpy()) + ((arr.indptr.asnumpy(),) if stype == "csr" else ())
+    return arr, parts
 
 
-def create_sparse_array(shape, stype, *args, **kwargs):
-    _no_sparse("create_sparse_array", stype)
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None, modifier_func=None,
+                        density=0.5, shuffle_csr_indices=False):
+    """A random sparse array (MXNet's test helper), without its parts."""
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, data_init=data_init,
+                               modifier_func=modifier_func)[0]
 
 
-def _no_sparse(fn, stype):
-    raise MXNetError(f"{fn}(stype={stype!r}): jbind has dense ('default') arrays only, no sparse storage")
+def _from_dense(stype, dense, ctx):
+    return array(dense, ctx=ctx or default_context()).tostype(stype)
 
 
 # --- comparing ---------------------------------------------------------------------------------

@@ -245,9 +245,24 @@ def test_discard_stderr(capfd):
     assert capfd.readouterr().err == "shown\n"
 
 
+def test_random_sparse_arrays_and_their_parts():
+    csr, (data, indices, indptr) = tu.rand_sparse_ndarray((6, 5), "csr", density=0.5)
+    assert csr.stype == "csr" and csr.shape == (6, 5)
+    dense = csr.asnumpy()
+    assert indptr[-1] == len(data) == len(indices) == np.count_nonzero(dense)
+    np.testing.assert_array_equal(dense[np.repeat(np.arange(6), np.diff(indptr)), indices], data)
+    rsp, (rdata, rows) = tu.rand_sparse_ndarray((7, 3), "row_sparse", density=0.6)
+    assert rsp.stype == "row_sparse" and list(rows) == sorted(set(rows))
+    np.testing.assert_array_equal(rsp.asnumpy()[rows], rdata)
+    assert not rsp.asnumpy()[np.setdiff1d(np.arange(7), rows)].any()
+    assert tu.rand_ndarray((4, 4), stype="csr", density=0.0).asnumpy().sum() == 0
+    ones = tu.rand_sparse_ndarray((4, 4), "csr", density=1.0, data_init=2.0)[0].asnumpy()
+    assert (ones == 2.0).all()
+
+
 def test_clear_errors():
-    with pytest.raises(mx.MXNetError, match="dense .* only"):
-        tu.rand_ndarray((2, 2), stype="csr")
+    with pytest.raises(mx.MXNetError, match="stype must be"):
+        tu.rand_ndarray((2, 2), stype="coo")
     with pytest.raises(mx.MXNetError, match="does not download"):
         tu.get_mnist()
     with pytest.raises(mx.MXNetError, match="does not download"):
@@ -397,3 +412,13 @@ def test_failing_assert_leaves_numpy_print_options():
 
 def test_mx_test_utils_is_the_module():
     assert mx.test_utils is tu
+
+
+def test_sparse_gradient_storage_requests_compare_dense_values():
+    x = mx.sym.Variable("x")
+    loc = {"x": np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)}
+    tu.check_symbolic_backward(x * 2, loc, [np.ones((2, 2), np.float32)], {"x": np.full((2, 2), 2.0, np.float32)},
+                               grad_stypes={"x": "row_sparse"})
+    with pytest.raises(AssertionError):
+        tu.check_symbolic_backward(x * 3, loc, [np.ones((2, 2), np.float32)],
+                                   {"x": np.full((2, 2), 2.0, np.float32)}, grad_stypes={"x": "row_sparse"})
