@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import platform
 
+import ml_dtypes
 import numpy as np
 
 # MXNet's type groups, as `isinstance` checks in user code use them.
@@ -99,7 +100,7 @@ class JbindWarning(RuntimeWarning):
 # MXNet's numeric dtype codes, as stored in `__dtype__` attributes and .params files.
 DTYPE_MX_TO_NP = {
     0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8,
-    4: np.int32, 5: np.int8, 6: np.int64, 7: np.bool_,
+    4: np.int32, 5: np.int8, 6: np.int64, 7: np.bool_, 12: ml_dtypes.bfloat16,
 }
 DTYPE_NP_TO_MX = {np.dtype(v): k for k, v in DTYPE_MX_TO_NP.items()}
 
