@@ -67,9 +67,9 @@ class BatchNorm(Op):
         if data is None:  # MXNet infers nothing from the parameters alone
             return list(ins), list(outs), [None, None]
         name = np.dtype(data).name
-        if name not in ("float16", "float32", "float64"):
-            raise ValueError(f"data must be float16, float32 or float64, got {name}")
-        p = np.dtype(np.float32 if name == "float16" else data)
+        if name not in ("float16", "bfloat16", "float32", "float64"):
+            raise ValueError(f"data must be float16, bfloat16, float32 or float64, got {name}")
+        p = np.dtype(np.float32 if name in ("float16", "bfloat16") else data)  # as MXNet (AMP's bfloat16)
         return [np.dtype(data), p, p], [np.dtype(data)] + [p] * (len(outs) - 1), [p, p]
 
     def lower(self, ins, aux, is_train, key):

@@ -16,6 +16,7 @@ from ...base import DTYPE_NP_TO_MX, MXNetError, np_dtype
 from ...ops._base import ALIASES, get_op
 from ...symbol import infer as _infer
 from ...symbol._node import Node, topo_order
+from ...symbol.graph import Graph
 from ...symbol.symbol import Symbol
 
 # Ops whose outputs MXNet names (FListOutputNames): a cast after one of their outputs is
@@ -189,8 +190,7 @@ def set_param_dtypes(sym: Symbol, target: str, data_names, model_params: set, ca
     g_names = sym.list_inputs()
     given = {n: "float32" for n in data_names if n in g_names}
     vals = _infer.entry_values(sym, _infer.DTYPE, given)
-    from ...symbol.graph import graph_of
-    g = graph_of(sym)
+    g = Graph(sym._heads)  # this symbol's own nodes (the memoized index may hold an identical graph's)
     dtypes = {g.nodes[vi].name: vals[g.offsets[vi]] for vi in g.var_index}
     var_entry = {id(g.nodes[vi]): g.offsets[vi] for vi in g.var_index}
     if cast_optional_params:  # MXNet's AMPInferUnknown: a parameter only cast takes the cast's dtype
