@@ -115,7 +115,7 @@ def test_float16_data_keeps_float32_parameters_and_arithmetic_as_mxnet(tag):
 
 def test_batchnorm_refuses_integer_data_and_mismatched_parameter_types():
     sym = _bn_net()
-    with pytest.raises(mx.base.DTypeError, match="data must be float16, float32 or float64, got int32"):
+    with pytest.raises(mx.base.DTypeError, match="data must be float16, bfloat16, float32 or float64, got int32"):
         sym.infer_type(data="int32")
     with pytest.raises(mx.base.DTypeError, match="'bn_gamma'.*given float16 but inferred float32"):
         sym.infer_type(data="float16", bn_gamma="float16")
