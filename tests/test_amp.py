@@ -218,12 +218,24 @@ def test_init_wraps_symbol_and_ndarray_functions(amp_on):
     assert mx.nd.Activation(y, act_type="relu").dtype == np.float16
 
 
+def test_init_casts_around_symbol_operators(amp_on):
+    a = mx.sym.var("a")
+    fc = mx.sym.FullyConnected(a, num_hidden=2, name="fc")
+    summed = fc + a                 # widest type: both inputs through one multicast
+    assert [n for n in _nodes(summed) if n.startswith("amp_multicast")] == _input_names(summed, summed.name)[:1]
+    squared = fc ** 2               # _power_scalar runs in float32
+    assert _input_names(squared, squared.name)[0].startswith("amp_cast")
+    types = lambda s: s.infer_type(**_f32(s))[1]  # noqa: E731
+    assert types(summed) == [np.float32] and types(squared) == [np.float32]
+    assert types(fc * 2) == [np.float16]   # _mul_scalar keeps its input's dtype
+
+
 def test_reset_puts_the_functions_back():
-    original = mx.sym.FullyConnected
+    original, binary = mx.sym.FullyConnected, mx.sym.Symbol._binary
     amp.init()
-    assert mx.sym.FullyConnected is not original
+    assert mx.sym.FullyConnected is not original and mx.sym.Symbol._binary is not binary
     amp._reset()
-    assert mx.sym.FullyConnected is original
+    assert mx.sym.FullyConnected is original and mx.sym.Symbol._binary is binary
 
 
 def test_init_trainer_needs_init_and_a_trainer():

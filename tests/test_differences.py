@@ -540,3 +540,16 @@ def test_optimizers_update_every_row_for_sparse_gradients():
     opt.update(0, w, mx.nd.array([[1], [1]]).tostype("row_sparse"), state)
     opt.update(0, w, mx.nd.array([[0], [1]]).tostype("row_sparse"), state)
     assert w.asnumpy().ravel().tolist() == [-0.5, -1.5]  # lazy: row 0 would stay at 0.0
+
+
+def test_amp_init_leaves_ndarray_operators_to_jax_promotion():
+    """After amp.init(), NDArray arithmetic follows JAX's promotion (float16 ** 2 stays float16), not the wrapped ops."""
+    from jbind.contrib.amp import amp
+    amp.init()
+    try:
+        h = mx.nd.ones((2,), dtype="float16")
+        assert (h ** 2).dtype == np.float16            # MXNet: _power_scalar runs in float32
+        assert mx.nd.broadcast_power(h, h).dtype == np.float32  # the wrapped function casts
+        assert (h + mx.nd.ones((2,))).dtype == np.float32
+    finally:
+        amp._reset()

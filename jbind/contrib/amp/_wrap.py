@@ -3,7 +3,8 @@ one that casts its inputs (MXNet patches its generated op functions the same way
 
 The functions are replaced where scripts look them up: the package (`mx.sym.FullyConnected`,
 `mx.sym._contrib_ctc_loss`) and the prefixed namespace (`mx.sym.contrib.ctc_loss`).
-Operators written as Python operators (`a + b`) and fluent methods are not wrapped.
+Python operators on Symbols (`a + b`) get the same casts; on NDArrays they follow JAX's
+dtype promotion, and fluent methods (`x.exp()`) are not wrapped.
 """
 from __future__ import annotations
 
@@ -87,6 +88,45 @@ def wrap(module, symbolic: bool, target, target_ops, conditional, fp32_ops, wide
         _patch(module, name, casting(np.dtype(np.float32), cond=(param, list(values))))
     for name in widest:
         _patch(module, name, lambda f: _widest(f, target, module))
+    if symbolic:
+        _wrap_symbol_operators(module, target, target_ops, fp32_ops, widest, cast)
+
+
+def _wrap_symbol_operators(module, target, target_ops, fp32_ops, widest, cast):
+    """`a + b`, `a ** 2`, `a == b` on Symbols: MXNet's operators call the (wrapped) op
+    functions, so they get the same casts."""
+    from ...ops._base import ALIASES
+    canon = lambda names: {ALIASES.get(n, n) for n in names}  # noqa: E731
+    low, f32, wide = canon(target_ops), canon(fp32_ops), canon(widest)
+    f32_t = np.dtype(np.float32)
+
+    def after(sym, op):
+        if op in low:
+            return _recast_symbol(sym, lambda s: cast(s, target), ())
+        if op in f32:
+            return _recast_symbol(sym, lambda s: cast(s, f32_t), ())
+        return sym
+
+    def two_inputs(original):
+        def g(self, other, op, *rest):
+            if isinstance(other, Symbol) and op in wide:
+                self, other = module.amp_multicast(self, other, num_outputs=2)
+            out = original(self, other, op, *rest)
+            if out is NotImplemented or not isinstance(out, Symbol):
+                return out
+            return after(out, out._heads[0][0].op.name)
+        return g
+
+    def one_input(original):
+        def g(self, other, scalar_op):
+            out = original(self, other, scalar_op)
+            return out if out is NotImplemented else after(out, scalar_op)
+        return g
+
+    for attr, make in (("_binary", two_inputs), ("_compare", two_inputs), ("_rscalar", one_input)):
+        original = getattr(Symbol, attr)
+        _PATCHED.append((Symbol, attr, original))
+        setattr(Symbol, attr, make(original))
 
 
 def _recast_symbol(sym: Symbol, cast, keep):
