@@ -17,6 +17,7 @@ import numpy as np
 from .. import _fluent
 from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
+from ..util import is_np_shape
 
 _ZEROS: OrderedDict = OrderedDict()
 ZEROS_LIMIT = (1024, 64 << 20)   # entries, bytes: binding thousands of shapes must not keep them all
@@ -350,7 +351,13 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
 
 
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise MXNetError(f"shape {shape} has a negative dimension")
+    if (not shape or 0 in shape) and not is_np_shape():
+        # MXNet 1.x: without np_shape, 0 means "unknown" and () "no shape".
+        raise MXNetError(f"shape {shape} is zero-size or 0-d: create it inside mx.np_shape(True)")
+    return shape
 
 
 def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:

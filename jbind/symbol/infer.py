@@ -16,6 +16,7 @@ import numpy as np
 
 from .._memo import Memo
 from ..base import DTYPE_MX_TO_NP, DTypeError, MXNetError, ShapeError, fmt_shape, np_dtype
+from ..util import is_np_shape, to_internal, to_user
 from .graph import Graph, graph_of
 
 _MEMO = Memo(8192)
@@ -218,16 +219,16 @@ def _parse_given(kind, name, v):
             shape = tuple(int(d) for d in v)
         except TypeError:
             raise ShapeError(f"shape for {name!r} must be a tuple of ints, got {v!r}") from None
-        if any(d < 0 for d in shape):
+        if any(d < 0 for d in shape) and not (is_np_shape() and all(d >= -1 for d in shape)):
             raise ShapeError(f"shape for {name!r} has a negative dimension: {shape}")
-        return shape
+        return to_internal(shape)
     return np_dtype(v)
 
 
 def _hint(node, kind):
     if kind is SHAPE:
         s = node.attrs.get("__shape__")
-        return tuple(ast.literal_eval(s)) if s else None
+        return tuple(0 if d < 0 else d for d in ast.literal_eval(s)) if s else None
     t = node.attrs.get("__dtype__")
     return np.dtype(DTYPE_MX_TO_NP[int(t)]) if t else None
 
@@ -276,8 +277,7 @@ def infer_shape(sym, args, kwargs, partial):
     arg, out, aux = infer(sym, SHAPE, args, kwargs)
     done = all(complete(s) for s in arg + out + aux)
     if partial:
-        return ([s if s is not None else () for s in arg], [s if s is not None else () for s in out],
-                [s if s is not None else () for s in aux])
+        return ([to_user(s, True) for s in arg], [to_user(s, True) for s in out], [to_user(s, True) for s in aux])
     if not done:
         names = sym.list_arguments()
         unknown = [f"{n}: {fmt_shape(s) if s is not None else '()'}" for n, s in zip(names, arg)
