@@ -9,6 +9,12 @@ globals().update({k: v for k, v in _functions.items() if k not in globals()})
 globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet's samplers), .image
     __name__, _functions, {"random": _random_api.wrappers(_functions, NDArray, imperative=True)}))
 
+from . import _ufunc  # noqa: E402
+from ._ufunc import concatenate, eye, from_numpy, linspace, moveaxis, onehot_encode  # noqa: E402
+globals().update(_ufunc.FUNCTIONS)  # add, subtract, ..., maximum, power, equal, logical_and, ...
+for _name in ("isinf", "isnan", "isfinite"):  # Python functions of MXNet's mx.nd.contrib
+    setattr(contrib, _name, getattr(_ufunc, _name))  # noqa: F821 (installed above)
+
 __all__ = ["NDArray", "arange", "array", "concat", "empty", "full", "load", "load_frombuffer", "ones", "save",
            "waitall", "zeros"]
 

@@ -202,6 +202,18 @@ for _n, _al in [("plus", ("_PlusScalar",)), ("minus", ("_MinusScalar",)), ("rmin
           f"Elementwise {_n} of an array and `scalar` (cast to the array's dtype).")
 
 
+def _logical(f):
+    return lambda a, b: f(a != 0, b != 0).astype(jnp.result_type(a))
+
+
+for _n, _f in [("and", jnp.logical_and), ("or", jnp.logical_or), ("xor", jnp.logical_xor)]:
+    _cap = _n.capitalize()
+    _make(_Binary, f"_logical_{_n}", _logical(_f), (f"_Logical_{_cap}",),
+          f"Elementwise logical {_n} of two arrays of one shape: 1 or 0 in the input dtype.")
+    _make(_Scalar, f"_logical_{_n}_scalar", _logical(_f), (f"_Logical{_cap}Scalar",),
+          f"Elementwise logical {_n} of an array and `scalar`: 1 or 0 in the array's dtype.")
+
+
 # --- unary -------------------------------------------------------------------------------
 def _round(x):
     """Half away from zero (C's round), exact: jnp.round rounds half to even."""

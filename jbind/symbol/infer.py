@@ -195,13 +195,7 @@ def _initial(sym, g: Graph, kind: _Kind, args, kwargs):
         hint = _hint(node, kind)
         v = given.get(node.name)
         if v is not None:
-            v = _parse_given(kind, node.name, v)
-            if hint is not None:
-                try:
-                    v = kind.unify(hint, v)
-                except ValueError:
-                    raise kind.err(f"Variable '{node.name}': {kind.name} given as {kind.fmt(v)} but the "
-                                   f"variable was declared with {kind.fmt(hint)}") from None
+            v = _parse_given(kind, node.name, v)   # as MXNet: a given value replaces the declared one
         else:
             v = hint
         if v is not None:
