@@ -22,7 +22,8 @@ def test_incomplete_warns_and_returns_none():
     with pytest.warns(UserWarning, match="Cannot decide shape for the following arguments"):
         assert net().infer_shape() == (None, None, None)
     arg, out, aux = net().infer_shape_partial()
-    assert arg == [(), (), (50,), ()] and out == [()]
+    # as MXNet: FullyConnected infers nothing, not even its bias, before the data's shape
+    assert arg == [(), (), (), ()] and out == [()]
 
 
 def test_contradiction_names_op_node_argument_and_shapes():
@@ -68,3 +69,20 @@ def test_partial_batch_flows_backward_into_zeros_state():
 def test_simple_bind_lists_what_needs_a_shape():
     with pytest.raises(mx.base.MXNetError, match=r"cannot infer the shapes of data, pred_weight.*softmax_label"):
         net().simple_bind(mx.cpu())
+
+
+def test_partial_inference_leaves_unknown_what_mxnet_leaves_unknown():
+    x, y, c = mx.sym.var("x"), mx.sym.var("y"), mx.sym.var("c")
+    # batch_dot: nothing before lhs's last dim and rhs's second-last dim are known
+    bd = mx.sym.batch_dot(x, y)
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert bd.infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))[1] == [()]
+    # where: nothing before the condition's whole shape is known
+    w = mx.sym.where(c, x, y)
+    assert w.infer_shape_partial(c=(0, 2), x=(0, 2), y=(0, 2))[1] == [()]
+    assert w.infer_shape_partial(c=(3, 2), x=(0, 2))[0] == [(3, 2), (3, 2), (3, 2)]
+    # dot fills what it can of a partial lhs
+    assert mx.sym.dot(x, y).infer_shape_partial(x=(0, 3, 4), y=(4, 5))[1] == [(0, 3, 5)]
+    with mx.np_shape():
+        assert bd.infer_shape_partial(x=(-1, 3, 4), y=(-1, -1, 5))[1] == [None]
+        assert mx.sym.dot(x, y).infer_shape_partial(x=(-1, 3, 4), y=(4, 5))[1] == [(-1, 3, 5)]

@@ -365,6 +365,8 @@ class where(Op):
 
     def infer_shape(self, ins, outs):
         c = ins[0]
+        if c is None or not all(c):  # as MXNet: nothing is inferred before the condition's whole shape
+            return list(ins), list(outs), []
         s = _merge(["x", "y", "output"], [ins[1], ins[2], outs[0]])
         if c is not None and s is not None and len(c) == 1 and len(s) > 1:
             if c[0] and s[0] and c[0] != s[0]:

@@ -31,8 +31,8 @@ class FullyConnected(Op):
 
     def infer_shape(self, ins, outs):
         data, weight = ins[0], ins[1]
-        if data is None:
-            return [None, weight, (self.num_hidden,)][:len(ins)], [None], []
+        if data is None:  # as MXNet: nothing is inferred (not even the bias) before the data's shape
+            return list(ins), [None], []
         if outs[0] is not None and data and data[0] == 0:
             data = (outs[0][0], *data[1:])  # the batch size flows back from the output (begin states)
         if self.flatten:

@@ -262,6 +262,8 @@ class batch_dot(Op):
         if len(l) < 3 or len(l) != len(r):
             raise ShapeError(f"batch_dot needs two N-D arrays with N >= 3, got {fmt_shape(l)} and "
                              f"{fmt_shape(r)}")
+        if not l[-1] or not r[-2]:  # as MXNet: nothing is inferred before these two dims are known
+            return [l, r], list(outs), []
         m, lk = l[-1:-3:-1] if self.transpose_a else l[-2:]
         rk, n = r[-1:-3:-1] if self.transpose_b else r[-2:]
         batch = _merge(["lhs batch axes", "rhs batch axes"], [l[:-2], r[:-2]])
