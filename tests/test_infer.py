@@ -52,7 +52,9 @@ def test_variable_shape_hint_and_conflict():
 def test_infer_type():
     arg, out, aux = net().infer_type(data="float32")
     assert arg == [np.float32] * 4 and out == [np.float32]
-    assert net().infer_type() == (None, None, None)
+    with pytest.warns(UserWarning, match="Cannot decide type for the following arguments") as w:
+        assert net().infer_type() == (None, None, None)
+    assert "data: None" in str(w[0].message)
     emb = mx.sym.Embedding(mx.sym.Variable("tok"), input_dim=5, output_dim=2, name="e")
     assert emb.infer_type(tok="int32")[0] == [np.int32, np.float32]
 

@@ -19,6 +19,8 @@ from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 from ..util import is_np_shape
 
+py_slice = slice  # MXNet's name for the builtin (mx.nd.ndarray.py_slice)
+
 _ZEROS: OrderedDict = OrderedDict()
 ZEROS_LIMIT = (1024, 64 << 20)   # entries, bytes: binding thousands of shapes must not keep them all
 _zeros_bytes = [0]

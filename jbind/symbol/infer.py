@@ -287,5 +287,8 @@ def infer_type(sym, args, kwargs, partial):
     arg, out, aux = infer(sym, DTYPE, args, kwargs)
     tolist = lambda xs: [None if t is None else np.dtype(t).type for t in xs]  # noqa: E731
     if not partial and any(t is None for t in arg + out + aux):
+        unknown = [f"{n}: None" for n, t in zip(sym.list_arguments(), arg) if t is None]
+        warnings.warn("Cannot decide type for the following arguments. Consider providing them as input:\n\t"
+                      + "\n\t".join(unknown[:10] + (["..."] if len(unknown) > 10 else [])), stacklevel=3)
         return None, None, None
     return tolist(arg), tolist(out), tolist(aux)
