@@ -106,6 +106,9 @@ class LeakyReLU(Op):
     lower_bound: float = 0.125
     upper_bound: float = 0.334
 
+    # MXNet initialises the learned slope of the gamma variable it creates to 0.25.
+    input_var_attrs = {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}
+
     def arguments(self):
         return ("data", "gamma") if self.act_type == "prelu" else ("data",)
 
