@@ -1,6 +1,7 @@
 """Operators added to close the gap with MXNet 1.9.1's operator list (issue 18 part 4):
 _eye, _linspace, the elementwise logical ops, _identity_with_attr_like_rhs, all_finite,
-multi_all_finite, index_array, quadratic, allclose, BatchNorm_v1, box_encode / box_decode.
+multi_all_finite, index_array, quadratic, allclose, BatchNorm_v1, box_encode / box_decode,
+_slice_assign(_scalar), choose_element_0index / fill_element_0index.
 Each against a numpy reference written here, forward and gradient."""
 import numpy as np
 import pytest
@@ -118,7 +119,23 @@ CASES = [
         C.box_decode(x, an), C.box_decode(x, an, std0=0.5, std2=2.0, clip=0.3, format="corner")]),
          lambda x, an: [_decode_ref(x, an), _decode_ref(x, an, (0.5, 1, 2, 1), 0.3, corner=True)],
          {"x": (2, 3, 4), "an": (1, 3, 4)}, inputs={"an": ANCHORS}, ref_grad=_zero_grad("x", "an")),
+    Case("slice_assign", lambda lhs=V("lhs"): S.Group([
+        S._internal._slice_assign(lhs, V("rhs"), begin=(0, 1), end=(2, None), step=(1, 2)),
+        S._internal._slice_assign_scalar(lhs, scalar=-3, begin=(None, 2), end=(None, 3))]),
+         lambda lhs, rhs: [_assigned(lhs, (np.s_[0:2], np.s_[1::2]), rhs),
+                           _assigned(lhs, (np.s_[:], np.s_[2:3]), -3.0)],
+         {"lhs": (3, 5), "rhs": (2, 2)}),
+    Case("element_0index", lambda lhs=V("lhs"), r=V("r"): S.Group([
+        S.choose_element_0index(lhs, r), S.fill_element_0index(lhs, V("m"), r)]),
+         lambda lhs, r, m: [lhs[np.arange(3), r.astype(int)], _assigned(lhs, (np.arange(3), r.astype(int)), m)],
+         {"lhs": (3, 4), "r": (3,), "m": (3,)}, inputs={"r": ("int", 0, 4)}, no_grad=("r",)),
 ]
+
+
+def _assigned(a, index, value):
+    out = a.copy()
+    out[index] = value
+    return out
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

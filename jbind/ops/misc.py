@@ -1,7 +1,8 @@
 """Small MXNet 1.9.1 operators without a family of their own: `_identity_with_attr_like_rhs`,
 `all_finite` / `multi_all_finite`, `_contrib_index_array`, `_contrib_quadratic`,
-`_contrib_allclose`, and `BatchNorm_v1` (MXNet's first BatchNorm, the parameters of
-today's without axis)."""
+`_contrib_allclose`, `BatchNorm_v1` (MXNet's first BatchNorm, the parameters of
+today's without axis), `_slice_assign` / `_slice_assign_scalar` (`_crop_assign*`), and
+MXNet 0.x's `choose_element_0index` / `fill_element_0index`."""
 from __future__ import annotations
 
 from typing import Optional
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..base import ShapeError, fmt_shape
 from ._base import ALIASES, Op, frozen, register
+from .indexing import slice as slice_op
 from .norm import BatchNorm
 
 # MXNet's `_grad_add` (the sum MXNet's gradient pass writes) is elementwise addition.
@@ -134,3 +136,92 @@ class _contrib_allclose(Op):
 @register
 class BatchNorm_v1(BatchNorm):  # noqa: N801 - MXNet's name
     """MXNet's BatchNorm_v1: BatchNorm over axis 1 (its other parameters are today's)."""
+
+
+@register(aliases=("_crop_assign",))
+@frozen
+class _slice_assign(slice_op):
+    """lhs with lhs[begin:end:step] replaced by rhs (rhs has the slice's shape)."""
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        lhs = ins[0] if ins[0] is not None else outs[0]
+        if lhs is None:
+            return list(ins), list(outs), []
+        _, (part,), _ = super().infer_shape([lhs], [None])
+        return [lhs, part], [lhs], []
+
+    def infer_type(self, ins, outs):
+        t = next((x for x in (ins[0], outs[0], ins[1]) if x is not None), None)
+        return [t, t], [t], []
+
+    def lower(self, ins, aux, is_train, key):
+        lhs, rhs = ins
+        return [lhs.at[self._slices(lhs.ndim)].set(rhs.astype(lhs.dtype))], aux
+
+
+@register(aliases=("_crop_assign_scalar",))
+@frozen
+class _slice_assign_scalar(slice_op):
+    """data with data[begin:end:step] set to `scalar`."""
+    scalar: float = 0.0
+
+    def infer_shape(self, ins, outs):
+        d = ins[0] if ins[0] is not None else outs[0]
+        if d is not None:
+            super().infer_shape([d], [None])  # checks the slice
+        return [d], [d], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [x.at[self._slices(x.ndim)].set(jnp.asarray(self.scalar).astype(x.dtype))], aux
+
+
+class _RowPick(Op):
+    """lhs (n, k) and one index per row, rhs (n,) (MXNet 0.x's legacy ops)."""
+
+    def infer_shape(self, ins, outs):
+        lhs, rhs = ins[0], ins[-1]
+        if lhs is not None and len(lhs) != 2:
+            raise ShapeError(f"lhs must be 2-D, got {fmt_shape(lhs)}")
+        n = lhs[0] if lhs is not None else (rhs[0] if rhs is not None else 0)
+        return lhs, n
+
+    def _rows(self, lhs, rhs):
+        idx = jnp.clip(jax.lax.stop_gradient(rhs).astype(jnp.int32), 0, lhs.shape[1] - 1)
+        return jnp.arange(lhs.shape[0]), idx
+
+
+@register
+class choose_element_0index(_RowPick):
+    """out[i] = lhs[i, rhs[i]]."""
+
+    def arguments(self):
+        return ("lhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        lhs, n = super().infer_shape(ins, outs)
+        return [lhs, (n,) if n else None], [(n,) if n else None], []
+
+    def lower(self, ins, aux, is_train, key):
+        lhs, rhs = ins
+        return [lhs[self._rows(lhs, rhs)]], aux
+
+
+@register
+class fill_element_0index(_RowPick):
+    """lhs with lhs[i, rhs[i]] = mhs[i]."""
+
+    def arguments(self):
+        return ("lhs", "mhs", "rhs")
+
+    def infer_shape(self, ins, outs):
+        lhs, n = super().infer_shape(ins, outs)
+        vec = (n,) if n else None
+        return [lhs, vec, vec], [lhs], []
+
+    def lower(self, ins, aux, is_train, key):
+        lhs, mhs, rhs = ins
+        return [lhs.at[self._rows(lhs, rhs)].set(mhs.astype(lhs.dtype))], aux
