@@ -1,7 +1,8 @@
 """Operators added to close the gap with MXNet 1.9.1's operator list (issue 18 part 4):
 _eye, _linspace, the elementwise logical ops, _identity_with_attr_like_rhs, all_finite,
 multi_all_finite, index_array, quadratic, allclose, BatchNorm_v1, box_encode / box_decode,
-_slice_assign(_scalar), choose_element_0index / fill_element_0index.
+_slice_assign(_scalar), choose_element_0index / fill_element_0index, _histogram,
+quantize / dequantize, image normalize.
 Each against a numpy reference written here, forward and gradient."""
 import numpy as np
 import pytest
@@ -129,7 +130,32 @@ CASES = [
         S.choose_element_0index(lhs, r), S.fill_element_0index(lhs, V("m"), r)]),
          lambda lhs, r, m: [lhs[np.arange(3), r.astype(int)], _assigned(lhs, (np.arange(3), r.astype(int)), m)],
          {"lhs": (3, 4), "r": (3,), "m": (3,)}, inputs={"r": ("int", 0, 4)}, no_grad=("r",)),
+    Case("histogram", lambda x=V("x"): S.Group(list(S.histogram(x, bins=4, range=(-0.5, 0.5))) +
+                                               list(S.histogram(x, bins=V("edges"))) + [S.histogram(x, bins=3)[0]]),
+         lambda x, edges: [*np.histogram(x, 4, range=(-0.5, 0.5)), *np.histogram(x, edges), np.histogram(x, 3)[0]],
+         {"x": (4, 6), "edges": (4,)}, inputs={"edges": np.array([-1.0, -0.2, 0.1, 0.7])},
+         ref_grad=_zero_grad("x", "edges")),
+    Case("quantize_dequantize", lambda x=V("x"), lo=V("lo"), hi=V("hi"): S.Group(
+        [S.contrib.dequantize(*S.contrib.quantize(x, lo, hi, out_type=t)) for t in ("int8", "uint8")]),
+         lambda x, lo, hi: [_qdq(x, lo, hi, "int8"), _qdq(x, lo, hi, "uint8")],
+         {"x": (3, 4), "lo": (1,), "hi": (1,)}, inputs={"lo": np.array([-1.0]), "hi": np.array([1.5])},
+         ref_grad=_zero_grad("x", "lo", "hi"), atol=1e-6),
+    Case("image_normalize", lambda img=V("img"): S.Group([S.image.normalize(img, mean=(0.5, 1, 2), std=(2, 1, 0.5)),
+                                                         S.image.normalize(img, mean=(1,), std=(4,))]),
+         lambda img: [(img - np.array([0.5, 1, 2])[:, None, None]) / np.array([2, 1, 0.5])[:, None, None],
+                      (img - 1) / 4], {"img": (2, 3, 2, 2)}),
 ]
+
+
+def _qdq(x, lo, hi, kind):
+    """quantize then dequantize, in numpy (truncation toward zero, as MXNet's cast)."""
+    x = x.astype(np.float32)
+    if kind == "int8":
+        r = max(abs(lo[0]), abs(hi[0]))
+        q = np.trunc(np.sign(x) * np.minimum(np.abs(x) * (127 / r) + 0.5, 127))
+        return q * (r / 127)
+    q = np.trunc((x - lo[0]) * (255 / (hi[0] - lo[0])) + 0.5)
+    return q * ((hi[0] - lo[0]) / 255) + lo[0]
 
 
 def _assigned(a, index, value):

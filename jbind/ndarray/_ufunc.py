@@ -142,3 +142,11 @@ def isnan(data) -> NDArray:
 def isfinite(data) -> NDArray:
     """1 where data is neither NaN nor infinite, else 0 (in data's dtype)."""
     return FUNCTIONS["logical_and"](data == data, data.abs() != np.inf)
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002 - MXNet's name
+    """(counts, bin edges) of `a`, as numpy.histogram: `bins` equal bins over `range`
+    (a's min and max when None), or the edges given as an NDArray."""
+    if isinstance(bins, NDArray):
+        return _ops()["_histogram"](a, bins)
+    return _ops()["_histogram"](a, bin_cnt=int(bins), range=range)

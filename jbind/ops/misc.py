@@ -225,3 +225,58 @@ class fill_element_0index(_RowPick):
     def lower(self, ins, aux, is_train, key):
         lhs, mhs, rhs = ins
         return [lhs.at[self._rows(lhs, rhs)].set(mhs.astype(lhs.dtype))], aux
+
+
+@register
+class _histogram(Op):
+    """Counts of data in bins, as numpy.histogram: `bin_cnt` equal bins over `range`
+    (data's min and max when None), or the edges given as the input `bins`. Bins are
+    [e_i, e_i+1), the last one closed; values outside are not counted. Outputs the counts
+    (int64; int32 without JAX's x64 mode) and the edges (data's dtype). No gradient."""
+    bin_cnt: Optional[int] = None
+    range: Optional[tuple[float, ...]] = None
+
+    def __post_init__(self):
+        if self.bin_cnt is not None and self.bin_cnt < 1:
+            raise ValueError(f"bin_cnt must be positive, got {self.bin_cnt}")
+        if self.range is not None and (len(self.range) != 2 or self.range[0] > self.range[1]):
+            raise ValueError(f"range must be (low, high) with low <= high, got {self.range}")
+
+    def arguments(self):
+        return ("data",) if self.bin_cnt is not None else ("data", "bins")
+
+    def outputs(self):
+        return ("hist", "bin_edges")
+
+    def infer_shape(self, ins, outs):
+        if self.bin_cnt is not None:
+            return list(ins), [(self.bin_cnt,), (self.bin_cnt + 1,)], []
+        bins = ins[1]
+        if bins is not None and (len(bins) != 1 or bins[0] == 1):
+            raise ShapeError(f"bins must be 1-D with at least 2 edges, got {fmt_shape(bins)}")
+        n = bins[0] if bins is not None and bins[0] else None
+        return list(ins), [None if n is None else (n - 1,), bins], []
+
+    def infer_type(self, ins, outs):
+        t = ins[0]
+        return list(ins), [jax.dtypes.canonicalize_dtype(np.int64), t], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = jax.lax.stop_gradient(ins[0]).reshape(-1)
+        if self.bin_cnt is not None:
+            lo, hi = (self.range if self.range is not None else (jnp.min(x), jnp.max(x)))
+            lo, hi = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
+            hi = jnp.where(hi > lo, hi, lo + 1)  # numpy widens an empty range
+            n = self.bin_cnt
+            edges = lo + (hi - lo) * jnp.arange(n + 1, dtype=x.dtype) / n
+            idx = jnp.floor((x - lo) * n / (hi - lo)).astype(jnp.int32)
+        else:
+            edges = jax.lax.stop_gradient(ins[1]).astype(x.dtype)
+            n = edges.shape[0] - 1
+            lo, hi = edges[0], edges[-1]
+            idx = jnp.searchsorted(edges, x, side="right").astype(jnp.int32) - 1
+        idx = jnp.where(x == hi, n - 1, idx)
+        inside = (x >= lo) & (x <= hi)
+        dt = jax.dtypes.canonicalize_dtype(np.int64)
+        hist = jnp.zeros(n, dt).at[jnp.clip(idx, 0, n - 1)].add(inside.astype(dt))
+        return [hist, edges], aux

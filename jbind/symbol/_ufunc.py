@@ -43,3 +43,12 @@ def hypot(left, right):
     """sqrt(left**2 + right**2) elementwise (same-shape Symbols, or a Symbol and a number)."""
     return _binary("hypot", left, right, "_Hypot", "_HypotScalar", "_HypotScalar",
                    lambda a, b: (a * a + b * b) ** 0.5)
+
+
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002 - MXNet's name
+    """(counts, bin edges) of `a`, as numpy.histogram: `bins` equal bins over `range`, or
+    the edges given as a Symbol."""
+    from . import _functions
+    if isinstance(bins, Symbol):
+        return _functions["_histogram"](data=a, bins=bins, **kwargs)
+    return _functions["_histogram"](data=a, bin_cnt=int(bins), range=range, **kwargs)
