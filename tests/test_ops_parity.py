@@ -144,7 +144,18 @@ CASES = [
                                                          S.image.normalize(img, mean=(1,), std=(4,))]),
          lambda img: [(img - np.array([0.5, 1, 2])[:, None, None]) / np.array([2, 1, 0.5])[:, None, None],
                       (img - 1) / 4], {"img": (2, 3, 2, 2)}),
+    Case("multi_sum_sq", lambda: S.multi_sum_sq(V("p"), V("q"), num_arrays=2),
+         lambda p, q: [np.array([np.sum(p * p), np.sum(q * q)])], {"p": (2, 3), "q": (4,)},
+         ref_grad=_zero_grad("p", "q")),
+    Case("image_to_tensor", lambda: S.Group([S.image.to_tensor(V("hwc")), S.image.to_tensor(V("nhwc"))]),
+         lambda hwc, nhwc: [np.moveaxis(hwc, -1, 0) / 255, np.moveaxis(nhwc, -1, 1) / 255],
+         {"hwc": (3, 4, 2), "nhwc": (2, 3, 4, 3)}, inputs={"hwc": (0, 255), "nhwc": (0, 255)}),
 ]
+
+
+def test_rnn_param_concat_is_concat():
+    out = mx.nd._internal._rnn_param_concat(mx.nd.ones((2,)), mx.nd.zeros((3,)), dim=0)
+    assert out.asnumpy().tolist() == [1, 1, 0, 0, 0]
 
 
 def _qdq(x, lo, hi, kind):

@@ -10,6 +10,7 @@ globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet'
     __name__, _functions, {"random": _random_api.wrappers(_functions, NDArray, imperative=True)}))
 
 from . import _ufunc  # noqa: E402
+from ._dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402
 from ._ufunc import concatenate, eye, from_numpy, histogram, linspace, moveaxis, onehot_encode  # noqa: E402
 globals().update(_ufunc.FUNCTIONS)  # add, subtract, ..., maximum, power, equal, logical_and, ...
 for _name in ("isinf", "isnan", "isfinite"):  # Python functions of MXNet's mx.nd.contrib

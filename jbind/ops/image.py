@@ -1,7 +1,9 @@
-"""MXNet 1.9.1's `_image_*` operators on tensors: `_image_normalize` (`mx.sym.image.normalize`)."""
+"""MXNet 1.9.1's `_image_*` operators on tensors: `_image_normalize` (`mx.sym.image.normalize`)
+and `_image_to_tensor`."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ..base import ShapeError, fmt_shape
 from ._base import Op, register
@@ -35,3 +37,24 @@ class _image_normalize(Op):
         per = [(v * c if len(v) == 1 else v[:c]) for v in (self.mean, self.std)]
         mean, std = (jnp.asarray(v, x.dtype).reshape(c, 1, 1) for v in per)
         return [(x - mean) / std], aux
+
+
+@register
+class _image_to_tensor(Op):
+    """An (H, W, C) or (N, H, W, C) image (any dtype, 0..255) as float32 (C, H, W) /
+    (N, C, H, W) in [0, 1]."""
+
+    def infer_shape(self, ins, outs):
+        d = ins[0]
+        if d is None:
+            return [None], [None], []
+        if len(d) not in (3, 4):
+            raise ShapeError(f"data must be (H, W, C) or (N, H, W, C), got {fmt_shape(d)}")
+        return [d], [(*d[:-3], d[-1], d[-3], d[-2])], []
+
+    def infer_type(self, ins, outs):
+        return [ins[0]], [np.dtype(np.float32)], []
+
+    def lower(self, ins, aux, is_train, key):
+        x = ins[0]
+        return [jnp.moveaxis(x.astype(jnp.float32), -1, -3) / 255.0], aux

@@ -280,3 +280,27 @@ class _histogram(Op):
         dt = jax.dtypes.canonicalize_dtype(np.int64)
         hist = jnp.zeros(n, dt).at[jnp.clip(idx, 0, n - 1)].add(inside.astype(dt))
         return [hist, edges], aux
+
+
+@register
+class multi_sum_sq(Op):
+    """The sum of squares of each of `num_arrays` arrays, as one float32 vector. No gradient."""
+    num_arrays: int = 1
+    variadic = "num_arrays"
+
+    def infer_type(self, ins, outs):
+        return list(ins), [np.dtype(np.float32)], []
+
+    def arguments(self):
+        return tuple(f"array{i}" for i in range(self.num_arrays))
+
+    def infer_shape(self, ins, outs):
+        return list(ins), [(self.num_arrays,)], []
+
+    def lower(self, ins, aux, is_train, key):
+        sq = [jnp.sum(jnp.square(jax.lax.stop_gradient(x).astype(jnp.float32))) for x in ins]
+        return [jnp.stack(sq)], aux
+
+
+# MXNet's RNN layers concatenate their parameters with `_rnn_param_concat`, Concat by another name.
+ALIASES["_rnn_param_concat"] = "Concat"
