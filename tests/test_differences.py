@@ -396,3 +396,31 @@ def test_optimizer_states_of_another_layout_are_an_error():
     plain.set_states(saved.get_states())
     with pytest.raises(mx.base.MXNetError, match="keeps 0 state array"):
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
+
+
+def test_dlpack_export_is_the_protocol_object_and_read_only():
+    """to_dlpack_for_read/write return an object with __dlpack__ (not a PyCapsule); writes through it do not reach the NDArray."""
+    a = mx.nd.array([1.0, 2.0])
+    pack = a.to_dlpack_for_write()
+    assert hasattr(pack, "__dlpack__") and hasattr(pack, "__dlpack_device__")
+    assert np.from_dlpack(pack).tolist() == [1.0, 2.0]
+    assert mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(a)).asnumpy().tolist() == [1.0, 2.0]
+
+
+def test_np_shape_zero_dims_of_symbols_read_as_unknown():
+    """Under np_shape(True) symbolic shape inference still treats a 0 dimension as unknown (MXNet: a real zero size)."""
+    with mx.np_shape():
+        y = mx.sym.transpose(mx.sym.var("x"))
+        assert y.infer_shape_partial(x=(0, 3))[1] == [(3, -1)]
+
+
+def test_operators_left_out_are_listed_and_absent():
+    """The MXNet 1.9.1 operators jbind leaves out are named in the README, and none of them is registered."""
+    import pathlib
+    import re
+    from jbind.ops import ALIASES, REGISTRY
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(ln for ln in text.split("\n- ") if ln.startswith("MXNet 1.9.1 operators jbind leaves out"))
+    names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", line)
+    assert len(names) > 20
+    assert not [n for n in names if n in REGISTRY or n in ALIASES]

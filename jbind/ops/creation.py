@@ -59,6 +59,12 @@ class _linspace(_Created):
     endpoint: bool = True
     ctx: str = ""
     dtype: DType = "float32"
+    # MXNet 1.9.1 declares _linspace with arange's parameters (its documentation shows
+    # them); it parses and ignores these three, and so does jbind.
+    step: float = 1.0
+    repeat: int = 1
+    infer_range: bool = False
+    mxnet_order = ("start", "stop", "step", "repeat", "infer_range", "ctx", "dtype")
 
     def __post_init__(self):
         super().__post_init__()

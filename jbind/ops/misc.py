@@ -2,7 +2,7 @@
 `all_finite` / `multi_all_finite`, `_contrib_index_array`, `_contrib_quadratic`,
 `_contrib_allclose`, `BatchNorm_v1` (MXNet's first BatchNorm, the parameters of
 today's without axis), `_slice_assign` / `_slice_assign_scalar` (`_crop_assign*`), and
-MXNet 0.x's `choose_element_0index` / `fill_element_0index`."""
+MXNet 0.x's `fill_element_0index` (and `choose_element_0index`, `pick`'s alias)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -136,6 +136,7 @@ class _contrib_allclose(Op):
 @register
 class BatchNorm_v1(BatchNorm):  # noqa: N801 - MXNet's name
     """MXNet's BatchNorm_v1: BatchNorm over axis 1 (its other parameters are today's)."""
+    mxnet_order = ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")
 
 
 @register(aliases=("_crop_assign",))
@@ -167,6 +168,7 @@ class _slice_assign(slice_op):
 class _slice_assign_scalar(slice_op):
     """data with data[begin:end:step] set to `scalar`."""
     scalar: float = 0.0
+    mxnet_order = ("scalar", "begin", "end", "step")
 
     def infer_shape(self, ins, outs):
         d = ins[0] if ins[0] is not None else outs[0]
@@ -180,7 +182,8 @@ class _slice_assign_scalar(slice_op):
 
 
 class _RowPick(Op):
-    """lhs (n, k) and one index per row, rhs (n,) (MXNet 0.x's legacy ops)."""
+    """lhs (n, k) and one index per row, rhs (n,) (MXNet 0.x's legacy op; its sibling
+    choose_element_0index is `pick`'s alias)."""
 
     def infer_shape(self, ins, outs):
         lhs, rhs = ins[0], ins[-1]
@@ -192,22 +195,6 @@ class _RowPick(Op):
     def _rows(self, lhs, rhs):
         idx = jnp.clip(jax.lax.stop_gradient(rhs).astype(jnp.int32), 0, lhs.shape[1] - 1)
         return jnp.arange(lhs.shape[0]), idx
-
-
-@register
-class choose_element_0index(_RowPick):
-    """out[i] = lhs[i, rhs[i]]."""
-
-    def arguments(self):
-        return ("lhs", "rhs")
-
-    def infer_shape(self, ins, outs):
-        lhs, n = super().infer_shape(ins, outs)
-        return [lhs, (n,) if n else None], [(n,) if n else None], []
-
-    def lower(self, ins, aux, is_train, key):
-        lhs, rhs = ins
-        return [lhs[self._rows(lhs, rhs)]], aux
 
 
 @register
@@ -302,5 +289,7 @@ class multi_sum_sq(Op):
         return [jnp.stack(sq)], aux
 
 
+# MXNet 0.x's choose_element_0index(lhs, rhs) is pick(lhs, rhs) (axis -1) by another name.
+ALIASES["choose_element_0index"] = "pick"
 # MXNet's RNN layers concatenate their parameters with `_rnn_param_concat`, Concat by another name.
 ALIASES["_rnn_param_concat"] = "Concat"
