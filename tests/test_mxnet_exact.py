@@ -26,3 +26,29 @@ def test_lr_mult_keyword_on_an_op_reaches_its_variables():
     assert opt.lr_mult == {"fc_weight": 2.0, "fc_bias": 2.0}
     with pytest.raises(mx.base.MXNetError, match="weight_lr_mult is deprecated"):
         mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, weight_lr_mult=2)
+
+
+def test_pcc_metric():
+    fp, fn, tp, tn = 1000, 1, 10000, 1
+    preds = [mx.nd.array([[.3, .7]] * fp + [[.7, .3]] * tn + [[.7, .3]] * fn + [[.3, .7]] * tp)]
+    labels = [mx.nd.array([0] * (fp + tn) + [1] * (fn + tp))]
+    pcc = mx.metric.create("pcc")
+    pcc.update(labels, preds)
+    # binary PCC is the Matthews coefficient: (tp*tn - fp*fn) / sqrt(...)
+    mcc = (tp * tn - fp * fn) / np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    assert pcc.get()[0] == "pcc" and abs(pcc.get()[1] - mcc) < 1e-12
+
+
+def test_pcc_grows_with_classes_and_keeps_global_stats():
+    pcc = mx.metric.PCC()
+    pcc.update([mx.nd.array([0, 1, 2, 2])], [mx.nd.array([0, 1, 2, 2])])  # class indices
+    assert pcc.get()[1] == pytest.approx(1.0) and pcc.k == 3
+    pcc.reset_local()
+    assert np.isnan(pcc.get()[1])
+    pcc.update([mx.nd.array([0, 1])], [mx.nd.array([[0.9, 0.1, 0.0], [0.2, 0.1, 0.7]])])
+    cm = np.zeros((3, 3))
+    for p, l in [(0, 0), (1, 1), (2, 2), (2, 2), (0, 0), (2, 1)]:
+        cm[p, l] += 1
+    n, x, y = cm.sum(), cm.sum(1), cm.sum(0)
+    want = (np.trace(cm) * n - x @ y) / np.sqrt(np.sum(x * (n - x)) * np.sum(y * (n - y)))
+    assert pcc.get_global()[1] == pytest.approx(want)
