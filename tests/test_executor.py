@@ -267,3 +267,17 @@ def test_reshaped_executor_shares_memory():
     big = exe.reshape(allow_up_sizing=True, x=(6, 3))
     big.arg_dict["x"][:] = 0
     assert exe.arg_dict["x"].asnumpy()[0, 0] == 1
+
+
+def test_backward_without_differentiated_arguments_needs_no_head_gradient():
+    out = mx.sym.Dropout(mx.sym.Variable("data"), p=0.5)
+    exe = out.simple_bind(mx.cpu(), grad_req="null", data=(4, 3))
+    exe.forward(is_train=True, data=np.ones((4, 3)))
+    exe.backward()  # MXNet has no gradient graph here, so nothing is asked of the head
+    mod = mx.mod.Module(out, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 3))])
+    mod.init_params()
+    mod.init_optimizer()
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
+    mod.update()
+    assert mod.get_outputs()[0].shape == (4, 3)

@@ -145,10 +145,10 @@ class Executor:
         if self._last is None:
             raise MXNetError("backward() needs a forward() first")
         if self._pending is None or out_grads is not None:
+            if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
-            if not any(self._diff):
-                return
             outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, heads, self._old_grads())
             if trained:
                 self._set_outputs(outs)
