@@ -52,3 +52,26 @@ def test_pcc_grows_with_classes_and_keeps_global_stats():
     n, x, y = cm.sum(), cm.sum(1), cm.sum(0)
     want = (np.trace(cm) * n - x @ y) / np.sqrt(np.sum(x * (n - x)) * np.sum(y * (n - y)))
     assert pcc.get_global()[1] == pytest.approx(want)
+
+
+@pytest.mark.parametrize("xshape,gshape", [((3, 4), (4,)), ((3, 4), (3, 4)), ((3, 4, 2, 2), (3, 4)),
+                                           ((3, 4, 2, 2), (1,)), ((3, 4, 2, 2), (4,))])
+def test_prelu_gamma_covers_axes_one_and_zero(xshape, gshape):
+    rng = np.random.default_rng(1)
+    x, g = rng.uniform(-1, 1, xshape), rng.uniform(0, 1, gshape)
+    y = mx.sym.LeakyReLU(mx.sym.var("x"), mx.sym.var("g"), act_type="prelu")
+    got = y.eval(x=mx.nd.array(x), g=mx.nd.array(g))[0].asnumpy()
+    gb = g.reshape(gshape + (1,) * (len(xshape) - len(gshape))) if len(gshape) == 2 else \
+        g.reshape((1, -1) + (1,) * (len(xshape) - 2))
+    np.testing.assert_allclose(got, np.where(x > 0, x, x * gb), rtol=1e-6)
+
+
+def test_prelu_rejects_a_gamma_that_does_not_fit():
+    y = mx.sym.LeakyReLU(mx.sym.var("x"), mx.sym.var("g"), act_type="prelu")
+    with pytest.raises(mx.base.MXNetError, match="cannot broadcast gamma"):
+        y.infer_shape(x=(3, 4), g=(5,))
+
+
+def test_creation_shape_minus_one_is_unknown():
+    b = mx.sym.ones(shape=[2, -1]) + mx.sym.transpose(mx.sym.ones(shape=[3, -1]))
+    assert b.bind(mx.cpu(), args={}).forward()[0].shape == (2, 3)

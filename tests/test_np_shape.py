@@ -68,3 +68,10 @@ def test_tojson_marks_np_shape_graphs():
         attrs = json.loads(s.tojson())["attrs"]
     assert attrs["is_np_shape"] == ["int", 1] and "mxnet_version" in attrs
     assert mx.sym.load_json(s.tojson()).tojson() == s.tojson()
+
+
+def test_zero_size_and_scalar_arrays_through_operators():
+    with mx.np_shape():
+        assert mx.nd.Concat(mx.nd.ones((0, 2)), mx.nd.ones((3, 2)), dim=0).shape == (3, 2)
+        assert mx.nd.contrib.index_array(mx.nd.ones(())).shape == (0,)
+        assert mx.nd.contrib.index_array(mx.nd.ones((0, 2))).shape == (0, 2, 2)

@@ -87,8 +87,11 @@ class _contrib_index_array(Op):
     def lower(self, ins, aux, is_train, key):
         shape = ins[0].shape
         dt = jax.dtypes.canonicalize_dtype(np.int64)
+        axes = self._axes(len(shape))
+        if not axes:  # a 0-d input (or axes=()): no index to give
+            return [jnp.zeros(shape + (0,), dt)], aux
         grids = jnp.meshgrid(*[jnp.arange(n, dtype=dt) for n in shape], indexing="ij")
-        return [jnp.stack([grids[a] for a in self._axes(len(shape))], axis=-1)], aux
+        return [jnp.stack([grids[a] for a in axes], axis=-1)], aux
 
 
 @register

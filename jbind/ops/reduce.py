@@ -292,7 +292,8 @@ class ShapedBy(Op):
         return ()
 
     def infer_shape(self, ins, outs):
-        return [], [_merge(["shape", "output"], [tuple(self.shape) or None, outs[0]])], []
+        given = tuple(0 if d < 0 else d for d in self.shape) or None  # -1, as 0, is an unknown dim
+        return [], [_merge(["shape", "output"], [given, outs[0]])], []
 
     def specialize(self, out_shapes):
         s = out_shapes[0]
@@ -300,7 +301,7 @@ class ShapedBy(Op):
 
     def _full_shape(self):
         s = tuple(self.shape)
-        if not s or not all(s):
+        if not s or not all(d > 0 for d in s):
             raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; give the complete "
                              f"shape (or use the op in a graph whose other inputs determine it)")
         return s

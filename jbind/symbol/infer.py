@@ -269,13 +269,15 @@ def _infer(sym, kind: _Kind, args, kwargs):
 
 def infer_shape(sym, args, kwargs, partial):
     arg, out, aux = infer(sym, SHAPE, args, kwargs)
-    done = all(complete(s) for s in arg + out + aux)
+    # Under np_shape a 0 dimension is a real size (jbind's inference cannot tell it from unknown).
+    known = (lambda s: s is not None) if is_np_shape() else complete
+    done = all(known(s) for s in arg + out + aux)
     if partial:
         return ([to_user(s, True) for s in arg], [to_user(s, True) for s in out], [to_user(s, True) for s in aux])
     if not done:
         names = sym.list_arguments()
         unknown = [f"{n}: {fmt_shape(s) if s is not None else '()'}" for n, s in zip(names, arg)
-                   if not complete(s)]
+                   if not known(s)]
         warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
                       "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown[:10]),
                       stacklevel=3)
