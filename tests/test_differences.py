@@ -398,13 +398,11 @@ def test_optimizer_states_of_another_layout_are_an_error():
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
 
 
-def test_dlpack_export_is_the_protocol_object_and_read_only():
-    """to_dlpack_for_read/write return an object with __dlpack__ (not a PyCapsule); writes through it do not reach the NDArray."""
+def test_from_dlpack_takes_capsules_and_protocol_objects():
+    """mx.nd.from_dlpack takes a PyCapsule (taken to be on the current context's device) or any object with __dlpack__."""
     a = mx.nd.array([1.0, 2.0])
-    pack = a.to_dlpack_for_write()
-    assert hasattr(pack, "__dlpack__") and hasattr(pack, "__dlpack_device__")
-    assert np.from_dlpack(pack).tolist() == [1.0, 2.0]
     assert mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(a)).asnumpy().tolist() == [1.0, 2.0]
+    assert mx.nd.from_dlpack(np.arange(3.0)).asnumpy().tolist() == [0.0, 1.0, 2.0]
 
 
 def test_np_shape_zero_dims_of_symbols_read_as_unknown():
