@@ -34,6 +34,8 @@ try:
     from .base import MXNetError
     from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
     from .executor import Executor
+    from . import util
+    from .util import is_np_shape, np_shape, set_np_shape, use_np_shape
 
     compile.enable_from_env()
     # JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.

@@ -1,5 +1,6 @@
 """MXNet's operator sub-namespaces: `mx.sym.contrib.ctc_loss` is the op `_contrib_ctc_loss`,
-`mx.nd.linalg.gemm2` is `_linalg_gemm2`, and so on for each prefix below."""
+`mx.nd.linalg.gemm2` is `_linalg_gemm2`, and so on for each prefix below; `_internal`
+holds every `_*` operator under its own name."""
 from __future__ import annotations
 
 import sys
@@ -26,4 +27,11 @@ def install(package: str, functions: dict, extra: dict | None = None, make=None)
         for fn_name, fn in (extra or {}).get(name, {}).items():
             setattr(module, fn_name, fn)
         sys.modules[module.__name__] = out[name] = module
+    # MXNet's `_internal`: the operators whose names start with "_", under their full names
+    # (`mx.sym._internal._identity_with_attr_like_rhs`, `mx.nd._internal._plus_scalar`).
+    internal = types.ModuleType(f"{package}._internal", "MXNet's operators named `_*`, under their own names.")
+    for op_name, fn in functions.items():
+        if op_name.startswith("_"):
+            setattr(internal, op_name, fn)
+    sys.modules[internal.__name__] = out["_internal"] = internal
     return out

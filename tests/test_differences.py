@@ -553,3 +553,28 @@ def test_amp_init_leaves_ndarray_operators_to_jax_promotion():
         assert (h + mx.nd.ones((2,))).dtype == np.float32
     finally:
         amp._reset()
+
+def test_from_dlpack_takes_capsules_and_protocol_objects():
+    """mx.nd.from_dlpack takes a PyCapsule (taken to be on the current context's device) or any object with __dlpack__."""
+    a = mx.nd.array([1.0, 2.0])
+    assert mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(a)).asnumpy().tolist() == [1.0, 2.0]
+    assert mx.nd.from_dlpack(np.arange(3.0)).asnumpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_np_shape_zero_dims_of_symbols_read_as_unknown():
+    """Under np_shape(True) symbolic shape inference still treats a 0 dimension as unknown (MXNet: a real zero size)."""
+    with mx.np_shape():
+        y = mx.sym.transpose(mx.sym.var("x"))
+        assert y.infer_shape_partial(x=(0, 3))[1] == [(3, -1)]
+
+
+def test_operators_left_out_are_listed_and_absent():
+    """The MXNet 1.9.1 operators jbind leaves out are named in the README, and none of them is registered."""
+    import pathlib
+    import re
+    from jbind.ops import ALIASES, REGISTRY
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(ln for ln in text.split("\n- ") if ln.startswith("MXNet 1.9.1 operators jbind leaves out"))
+    names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", line)
+    assert len(names) > 20
+    assert not [n for n in names if n in REGISTRY or n in ALIASES]

@@ -66,7 +66,9 @@ def test_grad_req_add_and_null():
     sym = mlp()
     rng = np.random.default_rng(2)
     exe = sym.simple_bind(mx.cpu(), grad_req={"fc1_weight": "add", "fc1_bias": "write"}, data=(4, 3))
-    assert set(exe.grad_dict) == {"fc1_weight", "fc1_bias"}
+    # As MXNet: every argument is a key, None where grad_req is null.
+    assert {k for k, v in exe.grad_dict.items() if v is not None} == {"fc1_weight", "fc1_bias"}
+    assert list(exe.grad_dict) == sym.list_arguments()
     _fill(exe, rng)
     exe.forward(is_train=True)
     exe.backward()
@@ -79,7 +81,7 @@ def test_grad_req_add_and_null():
     with pytest.raises(mx.base.MXNetError, match="grad_req 'wrte'"):
         sym.simple_bind(mx.cpu(), grad_req="wrte", data=(4, 3))
     exe = sym.simple_bind(mx.cpu(), grad_req=["null", "write", "null", "null"], data=(4, 3))
-    assert list(exe.grad_dict) == ["fc1_weight"]
+    assert [k for k, v in exe.grad_dict.items() if v is not None] == ["fc1_weight"]
 
 
 def test_non_loss_output_needs_head_gradient():
@@ -126,7 +128,7 @@ def test_bind_uses_given_arrays_as_they_are():
     exe.forward(is_train=True)
     exe.backward()
     assert exe.grad_dict["fc1_weight"] is grads["fc1_weight"]
-    assert list(exe.grad_dict) == ["fc1_weight"]
+    assert [k for k, v in exe.grad_dict.items() if v is not None] == ["fc1_weight"]
     with pytest.raises(mx.base.MXNetError, match="no array given for arg 'softmax_label'"):
         sym.bind(mx.cpu(), {k: v for k, v in args.items() if k != "softmax_label"})
     bad = dict(args, fc1_weight=mx.nd.ones((10, 4)))
@@ -209,3 +211,73 @@ def test_the_backward_of_a_fused_loss_head_is_traced_at_full_precision_too():
                 yield from dots(getattr(getattr(v, "jaxpr", None), "eqns", []))
     found = list(dots(jaxpr.eqns))
     assert len(found) >= 2 and set(found) == {"(Precision.HIGHEST, Precision.HIGHEST)"}, found
+
+
+def test_grad_req_null_maps_every_argument_to_none():
+    sym = mlp()
+    exe = sym.simple_bind(mx.cpu(), grad_req="null", data=(4, 3))
+    assert exe.grad_dict == {n: None for n in sym.list_arguments()}
+    assert exe.grad_arrays == [None] * len(sym.list_arguments())
+    # the default grad_req='write' gives every argument a buffer, the label too
+    exe = sym.simple_bind(mx.cpu(), data=(4, 3))
+    assert all(exe.grad_dict[n].shape == exe.arg_dict[n].shape for n in sym.list_arguments())
+
+
+def test_backward_after_inference_forward():
+    x = mx.sym.Variable("x")
+    w = mx.sym.Variable("w")
+    y = mx.sym.dot(x, w)
+    exe = y.simple_bind(mx.cpu(), x=(2, 3), w=(3, 4))
+    xv, wv = np.arange(6.0).reshape(2, 3), np.ones((3, 4))
+    exe.forward(is_train=False, x=xv, w=wv)
+    head = np.full((2, 4), 2.0)
+    exe.backward(mx.nd.array(head))
+    np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), head @ wv.T, rtol=1e-6)
+    np.testing.assert_allclose(exe.grad_dict["w"].asnumpy(), xv.T @ head, rtol=1e-6)
+
+
+def test_backward_after_inference_forward_leaves_aux_states():
+    data = mx.sym.Variable("data")
+    bn = mx.sym.BatchNorm(data, name="bn", fix_gamma=False)
+    exe = bn.simple_bind(mx.cpu(), data=(4, 2))
+    exe.aux_dict["bn_moving_var"][:] = 1
+    exe.forward(is_train=False, data=np.arange(8.0).reshape(4, 2))
+    exe.backward(mx.nd.ones((4, 2)))
+    np.testing.assert_allclose(exe.aux_dict["bn_moving_mean"].asnumpy(), 0)
+    np.testing.assert_allclose(exe.aux_dict["bn_moving_var"].asnumpy(), 1)
+
+
+def test_reshaped_executor_shares_memory():
+    x = mx.sym.Variable("x")
+    y = mx.sym.FullyConnected(x, num_hidden=2, name="fc")
+    exe = y.simple_bind(mx.cpu(), x=(4, 3), grad_req="null")
+    exe.arg_dict["x"][:] = np.arange(12.0).reshape(4, 3)
+    exe.arg_dict["fc_weight"][:] = 1
+    exe.arg_dict["fc_bias"][:] = 0
+    small = exe.reshape(x=(2, 3))
+    # the smaller input is the front of the original's buffer
+    np.testing.assert_allclose(small.arg_dict["x"].asnumpy(), np.arange(6.0).reshape(2, 3))
+    small.arg_dict["x"][:] = 1
+    np.testing.assert_allclose(exe.arg_dict["x"].asnumpy()[:2], 1)
+    np.testing.assert_allclose(exe.arg_dict["x"].asnumpy()[2:], np.arange(6.0, 12.0).reshape(2, 3))
+    assert small.arg_dict["fc_weight"] is exe.arg_dict["fc_weight"]
+    small.forward()
+    np.testing.assert_allclose(small.outputs[0].asnumpy(), 3)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy()[:2], 3)  # outputs alias too
+    big = exe.reshape(allow_up_sizing=True, x=(6, 3))
+    big.arg_dict["x"][:] = 0
+    assert exe.arg_dict["x"].asnumpy()[0, 0] == 1
+
+
+def test_backward_without_differentiated_arguments_needs_no_head_gradient():
+    out = mx.sym.Dropout(mx.sym.Variable("data"), p=0.5)
+    exe = out.simple_bind(mx.cpu(), grad_req="null", data=(4, 3))
+    exe.forward(is_train=True, data=np.ones((4, 3)))
+    exe.backward()  # MXNet has no gradient graph here, so nothing is asked of the head
+    mod = mx.mod.Module(out, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 3))])
+    mod.init_params()
+    mod.init_optimizer()
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
+    mod.update()
+    assert mod.get_outputs()[0].shape == (4, 3)

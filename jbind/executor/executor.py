@@ -20,6 +20,7 @@ from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
+from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
 from ..symbol.rolled import cache_suffix
@@ -40,7 +41,7 @@ class Executor:
         self._plan = plan
         self._grad_req = plan.grad_req
         self.arg_dict = dict(zip(g.arg_names, self.arg_arrays))
-        self.grad_dict = {n: h for n, h in zip(g.arg_names, self.grad_arrays) if h is not None}
+        self.grad_dict = dict(zip(g.arg_names, self.grad_arrays))   # None where grad_req is null
         self.aux_dict = dict(zip(g.aux_names, self.aux_arrays))
         self._key_parts = (symbol.fingerprint, plan.shapes, plan.dtypes, (str(self._device),))
         self._diff = plan.diff
@@ -121,14 +122,14 @@ class Executor:
         self._pending = None
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)
-            self._last = None
+            self._last = (args, aux, key, counter, False)
         elif any(self._diff) and all(self._loss_heads):
             outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
             self._pending = (grads, new_aux)
-            self._last = (args, aux, key, counter)
+            self._last = (args, aux, key, counter, True)
         else:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
-            self._last = (args, aux, key, counter)
+            self._last = (args, aux, key, counter, True)
         self._set_outputs(outs)
         return self.outputs
 
@@ -136,16 +137,23 @@ class Executor:
         return tuple(self.grad_arrays[k]._data for k in range(len(self._diff)) if self._diff[k] and self._add[k])
 
     def backward(self, out_grads=None, is_train: bool = True):
-        """Publish gradients (and aux updates) of the last `forward(is_train=True)`."""
+        """Publish gradients (and aux updates) of the last forward.
+
+        As in MXNet, backward() may follow `forward(is_train=False)` too: the gradients are
+        then computed by the training function (Dropout and BatchNorm differentiate as in
+        training) and the aux states are left as they are."""
         if self._last is None:
-            raise MXNetError("backward() needs a forward(is_train=True) first")
+            raise MXNetError("backward() needs a forward() first")
         if self._pending is None or out_grads is not None:
-            heads = self._head_grads(out_grads)
-            args, aux, key, counter = self._last
-            if not any(self._diff):
+            if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return
+            heads = self._head_grads(out_grads)
+            args, aux, key, counter, trained = self._last
             outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, heads, self._old_grads())
-            self._set_outputs(outs)
+            if trained:
+                self._set_outputs(outs)
+            else:
+                new_aux = aux
         else:
             grads, new_aux = self._pending
         self._pending = None
@@ -215,10 +223,25 @@ class Executor:
                 raise MXNetError(f"reshape: new shape of {name!r} {tuple(s)} is larger than the original "
                                  f"{h.shape}; set allow_up_sizing=True to allow it")
         same = [n for n, h, s in zip(g.arg_names, self.arg_arrays, arg_s) if h.shape == tuple(s)]
-        return simple_bind(self._symbol, self._ctx, grad_req=dict(zip(g.arg_names, self._grad_req)),
+        new = simple_bind(self._symbol, self._ctx, grad_req=dict(zip(g.arg_names, self._grad_req)),
                            type_dict={n: h.dtype for n, h in self.arg_dict.items()},
                            shared_arg_names=same, shared_exec=self,
                            shapes={n: tuple(s) for n, s in zip(g.arg_names, arg_s)})
+        new._share_memory_with(self)
+        return new
+
+    def _share_memory_with(self, old: "Executor"):
+        """As MXNet's reshape: every array that shrank is the front of the original's."""
+        for mine, theirs in ((self.arg_arrays, old.arg_arrays), (self.grad_arrays, old.grad_arrays),
+                             (self.aux_arrays, old.aux_arrays)):
+            for k, h in enumerate(mine):
+                if h is not None and theirs[k] is not None:
+                    mine[k] = alias(h, h.shape, theirs[k], theirs[k].shape)
+        for k, (h, shape) in enumerate(zip(self.outputs, self._out_shapes)):
+            self.outputs[k] = alias(h, shape, old.outputs[k], old._out_shapes[k])
+        self.arg_dict = dict(zip(self._g.arg_names, self.arg_arrays))
+        self.grad_dict = dict(zip(self._g.arg_names, self.grad_arrays))
+        self.aux_dict = dict(zip(self._g.aux_names, self.aux_arrays))
 
     def set_monitor_callback(self, callback, monitor_all=False):
         raise MXNetError("set_monitor_callback is not supported: jbind compiles the whole graph into one "

@@ -7,10 +7,10 @@ survive `reset_local()`, as in MXNet.
 """
 from ._base import (Caffe, CompositeEvalMetric, CustomMetric, EvalMetric, Loss, Torch, alias, check_label_shapes,
                     create, np, register)
-from ._classification import (F1, MCC, Accuracy, CrossEntropy, NegativeLogLikelihood, Perplexity,
+from ._classification import (F1, MCC, PCC, Accuracy, CrossEntropy, NegativeLogLikelihood, Perplexity,
                               TopKAccuracy)
 from ._regression import MAE, MSE, RMSE, PearsonCorrelation
 
 __all__ = ["Accuracy", "Caffe", "CompositeEvalMetric", "CrossEntropy", "CustomMetric", "EvalMetric", "F1", "Loss",
-           "MAE", "MCC", "MSE", "NegativeLogLikelihood", "PearsonCorrelation", "Perplexity", "RMSE", "Torch",
+           "MAE", "MCC", "MSE", "PCC", "NegativeLogLikelihood", "PearsonCorrelation", "Perplexity", "RMSE", "Torch",
            "TopKAccuracy", "alias", "check_label_shapes", "create", "np", "register"]

@@ -265,3 +265,58 @@ class NegativeLogLikelihood(CrossEntropy):
 
     def __init__(self, eps=1e-12, name="nll-loss", output_names=None, label_names=None):
         super().__init__(eps=eps, name=name, output_names=output_names, label_names=label_names)
+
+
+@register
+class PCC(EvalMetric):
+    """The multi-class Matthews correlation coefficient (MXNet's PCC) of a confusion
+    matrix accumulated over updates: (n * trace - sum_k rows_k * cols_k) /
+    sqrt(sum_k rows_k (n - rows_k) * sum_k cols_k (n - cols_k)); NaN when either sum is 0.
+    Predictions are class scores (arg-maxed on axis 1) or class indices shaped as the labels.
+    `get()` is the coefficient of the matrix since `reset_local()`, `get_global()` since `reset()`."""
+
+    def __init__(self, name="pcc", output_names=None, label_names=None, has_global_stats=True):
+        self.k = 2
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=has_global_stats)
+
+    @staticmethod
+    def _pcc(cmat) -> float:
+        n = cmat.sum()
+        x, y = cmat.sum(axis=1), cmat.sum(axis=0)
+        cov_xx, cov_yy = numpy.sum(x * (n - x)), numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float("nan")
+        return float(numpy.sum(cmat.diagonal() * n - x * y) / (cov_xx * cov_yy) ** 0.5)
+
+    def _grow(self, k):
+        pad = ((0, k - self.k), (0, k - self.k))
+        self.lcm, self.gcm = numpy.pad(self.lcm, pad), numpy.pad(self.gcm, pad)
+        self.k = k
+
+    def update(self, labels, preds) -> None:
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            label = _np(label).astype(numpy.int64).reshape(-1)
+            pred = _np(pred)
+            pred = (pred.argmax(axis=1) if pred.size != label.size else pred).astype(numpy.int64).reshape(-1)
+            n = int(max(pred.max(initial=0), label.max(initial=0))) + 1
+            if n > self.k:
+                self._grow(n)
+            bcm = numpy.zeros((self.k, self.k))
+            numpy.add.at(bcm, (pred, label), 1)
+            self.lcm += bcm
+            self.gcm += bcm
+            self.num_inst += 1
+            self.global_num_inst += 1
+        self.sum_metric = self._pcc(self.lcm) * self.num_inst
+        self.global_sum_metric = self._pcc(self.gcm) * self.global_num_inst
+
+    def reset(self) -> None:
+        super().reset()
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.lcm = numpy.zeros((self.k, self.k))
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self.lcm = numpy.zeros((self.k, self.k))

@@ -226,10 +226,11 @@ class DataParallelExecutorGroup:
                 for e in self.execs:
                     e.backward()
                 return
+            if not any(plan.diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                return
             heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32)
                      for _, gr in head_gradients(out_grads, plan.no_head, self.symbol.list_outputs())]
-            if any(plan.diff):
-                runner.backward(self.execs, heads)
+            runner.backward(self.execs, heads)
             return
         for i, e in enumerate(self.execs):
             sl = self.slices[i]

@@ -183,7 +183,7 @@ class SpmdRunner:
                 (tuple(x[i] for x in per_pending[0]), tuple(x[i] for x in per_pending[1]))
             # What the executor's own backward() would need (the same arrays and RNG counter).
             e._last = (tuple(h._data for h in e.arg_arrays), tuple(h._data for h in e.aux_arrays), key,
-                       counts[i]) if is_train else None
+                       counts[i], True) if is_train else None
 
     def _old(self, execs):
         p = self.plan

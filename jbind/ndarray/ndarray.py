@@ -18,6 +18,9 @@ from .. import _fluent
 from ..autograd._state import STATE as _AG
 from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
+from ..util import is_np_shape
+
+py_slice = slice  # MXNet's name for the builtin (mx.nd.ndarray.py_slice)
 
 _ZEROS: OrderedDict = OrderedDict()
 ZEROS_LIMIT = (1024, 64 << 20)   # entries, bytes: binding thousands of shapes must not keep them all
@@ -370,7 +373,13 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
 
 
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise MXNetError(f"shape {shape} has a negative dimension")
+    if (not shape or 0 in shape) and not is_np_shape():
+        # MXNet 1.x: without np_shape, 0 means "unknown" and () "no shape".
+        raise MXNetError(f"shape {shape} is zero-size or 0-d: create it inside mx.np_shape(True)")
+    return shape
 
 
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs) -> NDArray:

@@ -209,6 +209,8 @@ def parse_value(t, v):
     if origin is Literal:
         choices = typing.get_args(t)
         s = v if not isinstance(v, str) else v.strip().strip("'\"")
+        if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+            s = np.dtype(v).name  # a dtype choice given as numpy's type (`dtype=np.float64`), as MXNet takes it
         if s not in choices:
             raise ValueError(f"must be one of {', '.join(map(repr, choices))}")
         return s

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape
 from ._base import Op, frozen, register
-from .elemwise import _BINARY, _axes, _make
+from .elemwise import _BINARY, _axes, _logical, _make
 
 
 def _broadcast(l, r) -> tuple:
@@ -47,10 +47,6 @@ for _n in _BINARY:
     _make(_BroadcastBinary, f"broadcast_{_n}", _BINARY[_n],
           {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}.get(_n, ()),
           f"Elementwise {_n} with broadcasting (numpy's rule; gradients sum over stretched axes).")
-
-
-def _logical(f):
-    return lambda a, b: f(a != 0, b != 0).astype(jnp.result_type(a))
 
 
 for _n, _f in [("and", jnp.logical_and), ("or", jnp.logical_or), ("xor", jnp.logical_xor)]:

@@ -202,6 +202,18 @@ for _n, _al in [("plus", ("_PlusScalar",)), ("minus", ("_MinusScalar",)), ("rmin
           f"Elementwise {_n} of an array and `scalar` (cast to the array's dtype).")
 
 
+def _logical(f):
+    return lambda a, b: f(a != 0, b != 0).astype(jnp.result_type(a))
+
+
+for _n, _f in [("and", jnp.logical_and), ("or", jnp.logical_or), ("xor", jnp.logical_xor)]:
+    _cap = _n.capitalize()
+    _make(_Binary, f"_logical_{_n}", _logical(_f), (f"_Logical_{_cap}",),
+          f"Elementwise logical {_n} of two arrays of one shape: 1 or 0 in the input dtype.")
+    _make(_Scalar, f"_logical_{_n}_scalar", _logical(_f), (f"_Logical{_cap}Scalar",),
+          f"Elementwise logical {_n} of an array and `scalar`: 1 or 0 in the array's dtype.")
+
+
 # --- unary -------------------------------------------------------------------------------
 def _round(x):
     """Half away from zero (C's round), exact: jnp.round rounds half to even."""
@@ -364,6 +376,8 @@ class where(Op):
 
     def infer_shape(self, ins, outs):
         c = ins[0]
+        if c is None or not all(c):  # as MXNet: nothing is inferred before the condition's whole shape
+            return list(ins), list(outs), []
         s = _merge(["x", "y", "output"], [ins[1], ins[2], outs[0]])
         if c is not None and s is not None and len(c) == 1 and len(s) > 1:
             if c[0] and s[0] and c[0] != s[0]:

@@ -7,7 +7,7 @@ from typing import Literal, Optional
 import jax
 import jax.numpy as jnp
 
-from ..base import np_dtype
+from ..base import ShapeError, fmt_shape, np_dtype
 from ._base import Op, frozen, register
 
 
@@ -31,8 +31,8 @@ class FullyConnected(Op):
 
     def infer_shape(self, ins, outs):
         data, weight = ins[0], ins[1]
-        if data is None:
-            return [None, weight, (self.num_hidden,)][:len(ins)], [None], []
+        if data is None:  # as MXNet: nothing is inferred (not even the bias) before the data's shape
+            return list(ins), [None], []
         if outs[0] is not None and data and data[0] == 0:
             data = (outs[0][0], *data[1:])  # the batch size flows back from the output (begin states)
         if self.flatten:
@@ -106,6 +106,9 @@ class LeakyReLU(Op):
     lower_bound: float = 0.125
     upper_bound: float = 0.334
 
+    # MXNet initialises the learned slope of the gamma variable it creates to 0.25.
+    input_var_attrs = {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}
+
     def arguments(self):
         return ("data", "gamma") if self.act_type == "prelu" else ("data",)
 
@@ -117,6 +120,8 @@ class LeakyReLU(Op):
         if self.act_type != "prelu":
             return [data], [data], []
         gamma = ins[1] if ins[1] is not None else (None if data is None else (data[1] if len(data) > 1 else 1,))
+        if gamma is not None and data is not None and all(gamma) and all(data):
+            _prelu_gamma_shape(gamma, data)  # refuses a gamma that does not fit
         return [data, gamma], [data], []
 
     def lower(self, ins, aux, is_train, key):
@@ -132,12 +137,21 @@ class LeakyReLU(Op):
             y = jax.nn.gelu(x, approximate=False)
         elif t == "rrelu":
             y = jnp.where(x > 0, x, x * ((self.lower_bound + self.upper_bound) / 2))
-        else:  # prelu: gamma broadcast along axis 1
-            gamma = ins[1]
-            if x.ndim > 1 and gamma.shape[0] > 1:
-                gamma = gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
+        else:  # prelu: gamma's dims cover data's axes 1 (and 0) from the right, as MXNet's expand_shape
+            gamma = ins[1].reshape(_prelu_gamma_shape(ins[1].shape, x.shape))
             y = jnp.where(x > 0, x, x * gamma)
         return [y], aux
+
+
+def _prelu_gamma_shape(gamma, data) -> tuple:
+    """PReLU's gamma, (C,), (1,) or (N, C), laid over data's axes 0 and 1 (1 elsewhere)."""
+    out, s = [1] * len(data), len(gamma) - 1
+    for i in range(len(data) - 1, -1, -1):
+        if s >= 0 and i <= 1 and gamma[s] in (data[i], 1):
+            out[i], s = gamma[s], s - 1
+    if s != -1:
+        raise ShapeError(f"cannot broadcast gamma {fmt_shape(gamma)} to data {fmt_shape(data)}")
+    return tuple(out)
 
 
 _SELU_LAMBDA, _SELU_ALPHA = 1.0507009873554805, 1.6732632423543772

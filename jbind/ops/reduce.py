@@ -264,6 +264,8 @@ class batch_dot(Op):
         if len(l) < 3 or len(l) != len(r):
             raise ShapeError(f"batch_dot needs two N-D arrays with N >= 3, got {fmt_shape(l)} and "
                              f"{fmt_shape(r)}")
+        if not l[-1] or not r[-2]:  # as MXNet: nothing is inferred before these two dims are known
+            return [l, r], list(outs), []
         m, lk = l[-1:-3:-1] if self.transpose_a else l[-2:]
         rk, n = r[-1:-3:-1] if self.transpose_b else r[-2:]
         batch = _merge(["lhs batch axes", "rhs batch axes"], [l[:-2], r[:-2]])
@@ -292,7 +294,8 @@ class ShapedBy(Op):
         return ()
 
     def infer_shape(self, ins, outs):
-        return [], [_merge(["shape", "output"], [tuple(self.shape) or None, outs[0]])], []
+        given = tuple(0 if d < 0 else d for d in self.shape) or None  # -1, as 0, is an unknown dim
+        return [], [_merge(["shape", "output"], [given, outs[0]])], []
 
     def specialize(self, out_shapes):
         s = out_shapes[0]
@@ -300,7 +303,7 @@ class ShapedBy(Op):
 
     def _full_shape(self):
         s = tuple(self.shape)
-        if not s or not all(s):
+        if not s or not all(d > 0 for d in s):
             raise ShapeError(f"{self.name}: shape {fmt_shape(self.shape)} has unknown dims; give the complete "
                              f"shape (or use the op in a graph whose other inputs determine it)")
         return s

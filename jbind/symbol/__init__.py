@@ -11,7 +11,8 @@ globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet
     __name__, _functions, {"random": _random_api.wrappers(_functions, Symbol, imperative=False),
      "contrib": _random_api.contrib_wrappers(_functions, Symbol, imperative=False)},
     make=lambda op_name, short: _constructor(op_name, hint=short.lower())))
-from .creation import arange, full, ones, zeros  # noqa: E402  (MXNet's Python signatures)
+from .creation import arange, eye, full, linspace, ones, zeros  # noqa: E402  (MXNet's Python signatures)
+from ._ufunc import histogram, hypot, maximum, minimum, pow, power  # noqa: E402,A004
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
 

@@ -30,3 +30,17 @@ def _init(op, shape, dtype, kwargs):
     kwargs["shape"] = (shape,) if isinstance(shape, int) else tuple(shape)
     kwargs["dtype"] = "float32" if dtype is None else dtype  # MXNet writes the dtype attribute
     return make(op, (), kwargs, name=name, attr=attr, hint=op)
+
+
+def eye(N, M=0, k=0, dtype=None, **kwargs):
+    """An N x M (M = N when 0) symbol with ones on the k-th diagonal."""
+    name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    params = dict(kwargs, N=N, M=M, k=k, dtype="float32" if dtype is None else dtype)
+    return make("_eye", (), params, name=name, attr=attr, hint="_eye")
+
+
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """`num` evenly spaced values from start to stop (stop included if `endpoint`)."""
+    params = {"start": start, "stop": stop, "num": num, "endpoint": endpoint,
+              "dtype": "float32" if dtype is None else dtype}
+    return make("_linspace", (), params, name=name, hint="_linspace")

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _limits
 from .._memo import Memo
 from ..base import DTYPE_MX_TO_NP, DTypeError, MXNetError, ShapeError, fmt_shape, np_dtype
+from ..util import is_np_shape, to_internal, to_user
 from .graph import Graph, graph_of
 
 _MEMO = Memo(8192)
@@ -197,13 +198,7 @@ def _initial(sym, g: Graph, kind: _Kind, args, kwargs):
         hint = _hint(node, kind)
         v = given.get(node.name)
         if v is not None:
-            v = _parse_given(kind, node.name, v)
-            if hint is not None:
-                try:
-                    v = kind.unify(hint, v)
-                except ValueError:
-                    raise kind.err(f"Variable '{node.name}': {kind.name} given as {kind.fmt(v)} but the "
-                                   f"variable was declared with {kind.fmt(hint)}") from None
+            v = _parse_given(kind, node.name, v)   # as MXNet: a given value replaces the declared one
         else:
             v = hint
         if v is not None:
@@ -221,16 +216,16 @@ def _parse_given(kind, name, v):
             shape = tuple(int(d) for d in v)
         except (TypeError, ValueError, OverflowError):
             raise ShapeError(f"shape for {name!r} must be a tuple of ints, got {v!r}") from None
-        if any(d < 0 for d in shape):
+        if any(d < 0 for d in shape) and not (is_np_shape() and all(d >= -1 for d in shape)):
             raise ShapeError(f"shape for {name!r} has a negative dimension: {shape}")
         _limits.check_elements(f"shape for {name!r}", shape)
-        return shape
+        return to_internal(shape)
     return np_dtype(v)
 
 
 # A `__shape__` hint: "(2, 3)", "[2,3]", "(5,)", "()", Python 2's "(2L, 3L)". Parsed by
 # this pattern, never evaluated; a dimension of 0 is unknown (MXNet 1.x's convention).
-_SHAPE_HINT = re.compile(r"\s*[(\[]\s*(\d+L?(\s*,\s*\d+L?)*\s*,?)?\s*[)\]]\s*")
+_SHAPE_HINT = re.compile(r"\s*[(\[]\s*(-?\d+L?(\s*,\s*-?\d+L?)*\s*,?)?\s*[)\]]\s*")  # -1: unknown (np_shape)
 
 
 def parse_shape_hint(text, where: str) -> tuple:
@@ -240,7 +235,9 @@ def parse_shape_hint(text, where: str) -> tuple:
         raise ShapeError(f"{where}: __shape__ {_clip(text)} is not a shape (a tuple of non-negative "
                          "integers such as \"(2, 3)\")")
     shape = tuple(int(d.strip().rstrip("L")) for d in text.strip()[1:-1].split(",") if d.strip())
-    _limits.check_elements(where, shape)
+    if any(d < -1 for d in shape):
+        raise ShapeError(f"{where}: __shape__ {_clip(text)} has a dimension below -1 (-1 is unknown)")
+    _limits.check_elements(where, tuple(max(d, 0) for d in shape))
     return shape
 
 
@@ -261,7 +258,7 @@ def _clip(v) -> str:
 def _hint(node, kind):
     if kind is SHAPE:
         s = node.attrs.get("__shape__")
-        return parse_shape_hint(s, f"Variable '{node.name}'") if s else None
+        return tuple(0 if d < 0 else d for d in parse_shape_hint(s, f"Variable '{node.name}'")) if s else None
     t = node.attrs.get("__dtype__")
     return parse_dtype_hint(t, f"Variable '{node.name}'") if t else None
 
@@ -308,14 +305,15 @@ def _infer(sym, kind: _Kind, args, kwargs):
 
 def infer_shape(sym, args, kwargs, partial):
     arg, out, aux = infer(sym, SHAPE, args, kwargs)
-    done = all(complete(s) for s in arg + out + aux)
+    # Under np_shape a 0 dimension is a real size (jbind's inference cannot tell it from unknown).
+    known = (lambda s: s is not None) if is_np_shape() else complete
+    done = all(known(s) for s in arg + out + aux)
     if partial:
-        return ([s if s is not None else () for s in arg], [s if s is not None else () for s in out],
-                [s if s is not None else () for s in aux])
+        return ([to_user(s, True) for s in arg], [to_user(s, True) for s in out], [to_user(s, True) for s in aux])
     if not done:
         names = sym.list_arguments()
         unknown = [f"{n}: {fmt_shape(s) if s is not None else '()'}" for n, s in zip(names, arg)
-                   if not complete(s)]
+                   if not known(s)]
         warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
                       "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown[:10]),
                       stacklevel=3)
@@ -327,5 +325,8 @@ def infer_type(sym, args, kwargs, partial):
     arg, out, aux = infer(sym, DTYPE, args, kwargs)
     tolist = lambda xs: [None if t is None else np.dtype(t).type for t in xs]  # noqa: E731
     if not partial and any(t is None for t in arg + out + aux):
+        unknown = [f"{n}: None" for n, t in zip(sym.list_arguments(), arg) if t is None]
+        warnings.warn("Cannot decide type for the following arguments. Consider providing them as input:\n\t"
+                      + "\n\t".join(unknown[:10] + (["..."] if len(unknown) > 10 else [])), stacklevel=3)
         return None, None, None
     return tolist(arg), tolist(out), tolist(aux)

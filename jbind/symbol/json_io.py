@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..base import MXNetError
+from ..util import is_np_shape
 from ..ops._base import get_op
 from ._node import Node, input_versions, paused_gc, topo_order
 from .symbol import Symbol
@@ -73,12 +74,14 @@ class _Writer:
         self.parts, self.lines = [], []   # text; one "multi-line?" flag per open scope
 
     def graph(self, nodes, arg_nodes, row_ptr, heads) -> str:
+        # MXNet marks a graph saved under np_shape(True), where a 0 dim is a real size.
+        graph_attrs = [("is_np_shape", lambda: self.array(["int", 1], False))] if is_np_shape() else []
+        graph_attrs.append(("mxnet_version", lambda: self.array(["int", MXNET_VERSION], False)))
         self.obj([("nodes", lambda: self.parts.append(_nodes_text(nodes))),
                   ("arg_nodes", lambda: self.array(arg_nodes, len(arg_nodes) > 10)),
                   ("node_row_ptr", lambda: self.array(row_ptr, len(row_ptr) > 10)),
                   ("heads", lambda: self.edges(heads)),
-                  ("attrs", lambda: self.obj([("mxnet_version", lambda: self.array(["int", MXNET_VERSION], False))],
-                                             False))], True)
+                  ("attrs", lambda: self.obj(graph_attrs, len(graph_attrs) > 1))], True)
         return "".join(self.parts)
 
     def edges(self, entries):

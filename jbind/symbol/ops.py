@@ -43,6 +43,15 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
             elif k.startswith("__") and k.endswith("__"):
                 extra_attrs = extra_attrs or {}
                 extra_attrs[k] = str(v)  # MXNet keeps dunder keywords as attributes (__layout__)
+            elif k in attribute.HIDDEN_KEYS and k not in known and v is not None:
+                # MXNet: `lr_mult=2` on an op is the attribute __lr_mult__, which the variables
+                # the op creates inherit (as every op attribute).
+                extra_attrs = extra_attrs or {}
+                extra_attrs[f"__{k}__"] = str(v)
+            elif k not in known and any(k.endswith("_" + h) for h in attribute.HIDDEN_KEYS):
+                h = next(h for h in attribute.HIDDEN_KEYS if k.endswith("_" + h))
+                raise MXNetError(f"{cls.name}: setting variable attributes with {k} is deprecated. please "
+                                 f"instead use\nw = Variable({h}=...)\nsym = {cls.name}({k[:-len(h) - 1]}=w)")
             elif v is not None or k in known or cls.open_params:
                 params[k] = v
     args = split_positional(cls, args, lambda a: a is None or isinstance(a, Symbol), params)
@@ -72,8 +81,9 @@ def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None)
     for n in arg_names:
         s = inputs.get(n)
         if s is None:
-            # MXNet gives the variables it creates a copy of the op's attributes.
-            s = Variable(f"{node_name}_{n}", attr=dict(attrs))
+            # MXNet gives the variables it creates a copy of the op's attributes (and the
+            # op's own, such as PReLU's initial slope).
+            s = Variable(f"{node_name}_{n}", attr={**attrs, **cls.input_var_attrs.get(n, {})})
         if len(s._heads) != 1:
             raise MXNetError(f"{cls.name} {node_name!r}: input {n!r} must be a single-output symbol, "
                              f"got a group of {len(s._heads)}")

@@ -100,7 +100,11 @@ class Symbol:
         return Symbol(heads)
 
     def get_children(self) -> Optional["Symbol"]:
-        inputs = [e for n, _ in self._heads for e in n.inputs]
+        seen, inputs = set(), []
+        for n, _ in self._heads:   # each node's inputs once, though several of its outputs are heads
+            if id(n) not in seen:
+                seen.add(id(n))
+                inputs.extend(n.inputs)
         return Symbol(inputs) if inputs else None
 
     def __getitem__(self, index) -> "Symbol":
@@ -300,6 +304,16 @@ class Symbol:
         """Bind to the arrays given by name and run forward: the list of output NDArrays."""
         from ..context import current_context
         return self.bind(ctx if ctx is not None else current_context(), kwargs).forward()
+
+    def _gen_atomic_symbol(self) -> "Symbol":
+        """The head node's operator alone (MXNet's atomic symbol): the same op and
+        attributes over fresh variables named after the op's inputs."""
+        node = self._heads[0][0]
+        if node.op is None:
+            raise MXNetError(f"_gen_atomic_symbol: {node.name!r} is a Variable, not an operator")
+        names = list(node.op.arguments()) + list(node.op.aux_names)
+        atom = Node(node.op, node.name, dict(node.attrs), tuple((Node(None, n, {}, ()), 0) for n in names))
+        return Symbol([(atom, i) for i in range(atom.num_outputs())])
 
     # --- MXNet features outside jbind -------------------------------------------------
     def as_nd_ndarray(self) -> "Symbol":
