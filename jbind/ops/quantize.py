@@ -14,8 +14,6 @@ import numpy as np
 
 from ._base import Op, register
 
-_RANGE = {"int8": 127.0, "uint8": 255.0}
-
 
 class _Ranged(Op):
     def arguments(self):
