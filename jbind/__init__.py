@@ -46,7 +46,7 @@ _gc.freeze()
 __version__ = "0.1.0"
 
 # Modules a training script rarely needs load on first use (`mx.viz`, `mx.test_utils`, ...).
-_LAZY = {"profiler": "profiler", "recordio": "recordio", "test_utils": "test_utils",
+_LAZY = {"gluon": "gluon", "profiler": "profiler", "recordio": "recordio", "test_utils": "test_utils",
          "visualization": "visualization", "viz": "visualization"}
 
 

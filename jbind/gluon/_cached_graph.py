@@ -1,0 +1,139 @@
+"""A hybridized block's traced graph and its compiled calls.
+
+`trace` runs `hybrid_forward` once with `F = mx.sym`: inputs are Variables named 'data'
+(or 'data0', 'data1', ... for several), parameters are their `Parameter.var()`. The
+traced Symbol keeps MXNet's names (it is what `export` writes).
+
+`CachedGraph` runs it: the graph is copied once with its parameter variables renamed
+by position (`_p0`, `_p1`, ...), so two instances of one architecture (whose parameter
+names differ: dense0_weight, dense1_weight) share a fingerprint, and jbind's compile
+cache compiles their executable once. One Executor is kept per (context, input shapes,
+dtypes); its argument handles are the block's own slots, pointed at the parameters'
+current arrays on every call, so `set_data`, `load_parameters` and re-initialization
+are seen without rebinding.
+
+Training seam: `_is_training()` asks `mx.autograd` (when jbind has it) whether a
+training pass is being recorded; recording the call (forward + backward as one compiled
+function) belongs in `CachedGraph.__call__`, where the executor is run.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+
+from .. import symbol as sym_mod
+from ..executor.bind import bind
+from ..ndarray.ndarray import NDArray
+from ..symbol._node import Node, topo_order
+from ..symbol.symbol import Symbol
+from ._util import check, flatten, regroup
+from .parameter import DeferredInitializationError
+
+_MAX_EXECUTORS = 64   # per block: input shapes seen; older ones are dropped (the compile cache keeps theirs)
+
+
+def trace(block, args):
+    """((input variables, output Symbol group), input format, output format) of `block`
+    called on `args` (NDArrays or Symbols; only their structure matters)."""
+    flat, in_fmt = flatten(args, "input")
+    names = ["data"] if len(flat) == 1 else [f"data{i}" for i in range(len(flat))]
+    inputs = [sym_mod.var(n) for n in names]
+    given = [None if a is None else v for a, v in zip(flat, inputs)]
+    grouped = regroup(given, in_fmt)
+    params = {k: v.var() for k, v in block._reg_params.items()}
+    with block.name_scope():
+        out = block.hybrid_forward(sym_mod, *grouped, **params)
+    outs, out_fmt = flatten(out, "output")
+    return (inputs, sym_mod.Group(outs)), in_fmt, out_fmt
+
+
+def canonical(out: Symbol, keep: set) -> Symbol:
+    """`out` with every variable not in `keep` renamed by position and stripped of
+    attributes other than its dtype: the structure a compile is keyed by."""
+    copied: dict[int, Node] = {}
+    k = 0
+    for n in topo_order(out._heads):
+        if n.op is None:
+            if n.name in keep:
+                copied[id(n)] = n
+            else:
+                attrs = {a: v for a, v in n.attrs.items() if a == "__dtype__"}
+                copied[id(n)] = Node(None, f"_p{k}", attrs, ())
+                k += 1
+            continue
+        ins = tuple((copied[id(c)], i) for c, i in n.inputs)
+        copied[id(n)] = Node(n.op, n.name, dict(n.attrs), ins)
+    return Symbol([(copied[id(n)], i) for n, i in out._heads])
+
+
+def _is_training() -> bool:
+    try:
+        from .. import autograd
+    except ImportError:
+        return False
+    fn = getattr(autograd, "is_training", None)
+    return bool(fn()) if fn is not None else False
+
+
+class CachedGraph:
+    """Runs a block's traced graph on NDArrays through a cached Executor per input signature."""
+
+    def __init__(self, block, inputs, out: Symbol):
+        self._block = block
+        data_idx = {v.name: i for i, v in enumerate(inputs)}
+        params = block.collect_params()
+        expected = out.list_inputs()
+        for name in expected:
+            check(name in params or name in data_idx, f"Unknown input to HybridBlock: {name}")
+        unused = [f"{i}-th" for n, i in data_idx.items() if n not in expected]
+        if unused:
+            warnings.warn(f"The {', '.join(unused)} input to HybridBlock is not used by any computation. Is this "
+                          "intended?", stacklevel=4)
+        unused = [n for n in params.keys() if n not in expected]
+        if unused:
+            warnings.warn(f"Parameter {', '.join(unused)} is not used by any computation. Is this intended?",
+                          stacklevel=4)
+
+        def source(n):
+            return (True, data_idx[n]) if n in data_idx else (False, params[n])
+        self._args = [source(n) for n in out.list_arguments()]
+        self._aux = [source(n) for n in out.list_auxiliary_states()]
+        self._symbol = canonical(out, set(data_idx))
+        self._exes: OrderedDict = OrderedDict()
+
+    def _arrays(self, flat, ctx):
+        def get(src):
+            is_data, s = src
+            return flat[s] if is_data else s.data(ctx)
+        return [get(s) for s in self._args], [get(s) for s in self._aux]
+
+    def __call__(self, args, out_fmt):
+        flat, _ = flatten(args, "input")
+        ctx = next(a for a in flat if isinstance(a, NDArray)).context
+        try:
+            arg_arrays, aux_arrays = self._arrays(flat, ctx)
+        except DeferredInitializationError:
+            self._block._deferred_infer_shape(*args)
+            for _, p in self._args + self._aux:
+                if not isinstance(p, int):
+                    p._finish_deferred_init()
+            arg_arrays, aux_arrays = self._arrays(flat, ctx)
+        for i, a in enumerate(arg_arrays):
+            if not isinstance(a, NDArray):
+                raise TypeError(f"HybridBlock input {i} must be an NDArray, got {type(a).__name__}")
+        key = (ctx, tuple((a.shape, a._data.dtype) for a in arg_arrays + aux_arrays))
+        exe = self._exes.get(key)
+        if exe is None:
+            exe = bind(self._symbol, ctx, args=[NDArray(a._data) for a in arg_arrays],
+                       aux_states=[NDArray(a._data) for a in aux_arrays], grad_req="null")
+            self._exes[key] = exe
+            while len(self._exes) > _MAX_EXECUTORS:
+                self._exes.popitem(last=False)
+        else:
+            self._exes.move_to_end(key)
+            for slot, a in zip(exe.arg_arrays, arg_arrays):
+                slot._data = a._data
+            for slot, a in zip(exe.aux_arrays, aux_arrays):
+                slot._data = a._data
+        outs = exe.forward(is_train=_is_training())
+        return regroup([NDArray(o._data) for o in outs], out_fmt)

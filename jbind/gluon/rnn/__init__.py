@@ -1,0 +1,1 @@
+"""`mx.gluon.rnn`: the fused RNN, LSTM and GRU layers."""
