@@ -78,9 +78,9 @@ def _is_training() -> bool:
 class CachedGraph:
     """Runs a block's traced graph on NDArrays through a cached Executor per input signature."""
 
-    def __init__(self, block, inputs, out: Symbol):
+    def __init__(self, block, inputs, out: Symbol, none_inputs=()):
         self._block = block
-        data_idx = {v.name: i for i, v in enumerate(inputs)}
+        data_idx = {v.name: i for i, v in enumerate(inputs) if i not in none_inputs}
         params = block.collect_params()
         expected = out.list_inputs()
         for name in expected:

@@ -291,6 +291,22 @@ class Block:
         summary(self, *inputs)
 
 
+def _leaves(data):
+    """The NDArrays and Symbols in a nested list / tuple (other values, e.g. numbers, skipped)."""
+    if isinstance(data, (list, tuple)):
+        return [x for d in data for x in _leaves(d)]
+    return [data] if isinstance(data, (NDArray, Symbol)) else []
+
+
+def _strip_none(fmt):
+    """An argument format without trailing None arguments (f(x) and f(x, None) trace alike)."""
+    if isinstance(fmt, list):
+        fmt = list(fmt)
+        while fmt and fmt[-1] == -1:
+            fmt.pop()
+    return fmt
+
+
 def _blocks_in(data):
     if isinstance(data, (list, tuple)):
         return [b for x in data for b in _blocks_in(x)]
@@ -381,16 +397,20 @@ class HybridBlock(Block):
             raise GluonValueError(f"Deferred initialization failed because shape cannot be inferred. {e}") from e
 
     def _call_cached_op(self, *args):
+        flat, fmt = flatten(args, "input")
         if self._cached_op is None:
             inputs, out = self._get_graph(*args)
-            self._cached_op = CachedGraph(self, inputs, out)
+            self._cached_op = CachedGraph(self, inputs, out, {i for i, a in enumerate(flat) if a is None})
+        elif _strip_none(fmt) != _strip_none(self._in_format):
+            raise GluonValueError(f"The arguments' structure {fmt} differs from the one this hybridized block was "
+                                  f"traced with, {self._in_format}: call hybridize() again to retrace")
         return self._cached_op(args, self._out_format)
 
     def forward(self, x, *args):
         """Run `hybrid_forward` on NDArrays (compiled when hybridized) or compose Symbols."""
-        flat = [a for a in flatten([x] + list(args), "input")[0] if a is not None]
-        has_sym = any(isinstance(a, Symbol) for a in flat)
-        has_nd = any(isinstance(a, NDArray) for a in flat)
+        leaves = _leaves([x] + list(args))
+        has_sym = any(isinstance(a, Symbol) for a in leaves)
+        has_nd = any(isinstance(a, NDArray) for a in leaves)
         if has_sym and has_nd:
             raise GluonValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the "
                                   "input. Please check the type of the args.\n")
@@ -398,7 +418,7 @@ class HybridBlock(Block):
             raise GluonValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. Please "
                                   "check the type of the args.\n")
         if has_nd:
-            ctx = next(a for a in flat if isinstance(a, NDArray)).context
+            ctx = next(a for a in leaves if isinstance(a, NDArray)).context
             with ctx:
                 if self._active:
                     return self._call_cached_op(x, *args)
