@@ -83,8 +83,9 @@ class Dense(HybridBlock):
             self.act = Activation(activation, prefix=activation + "_") if activation is not None else None
 
     def hybrid_forward(self, F, x, weight, bias=None):
-        out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
-                               flatten=self._flatten, name="fwd")
+        ins = (x, weight) if bias is None else (x, weight, bias)
+        out = F.FullyConnected(*ins, no_bias=bias is None, num_hidden=self._units, flatten=self._flatten,
+                               name="fwd")
         return self.act(out) if self.act is not None else out
 
     def __repr__(self):
