@@ -51,3 +51,4 @@ def test_check_sha1_and_download_refuses_without_the_file(tmp_path):
         utils.download("http://example.com/other.bin", path=str(tmp_path))
     with pytest.raises(mx.MXNetError, match="sha1"):
         utils.download("http://example.com/blob.bin", path=str(tmp_path), sha1_hash="0" * 40)
+

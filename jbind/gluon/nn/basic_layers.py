@@ -153,13 +153,13 @@ class BatchNorm(HybridBlock):
 
 class Embedding(HybridBlock):
     """`Embedding`: rows of 'weight' (input_dim, output_dim) picked by the integer input.
-    `sparse_grad=True` is refused (jbind has dense gradients only)."""
+
+    Difference from MXNet: `sparse_grad=True` is accepted but the gradient stays a dense
+    array (same values; jbind has no row_sparse storage)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None, sparse_grad=False,
                  **kwargs):
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise GluonValueError("Embedding(sparse_grad=True): jbind has dense (default storage) gradients only")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
