@@ -118,3 +118,20 @@ def shape_is_known(shape) -> bool:
     if shape is None:
         return False
     return all(int(d) > 0 for d in shape)
+
+
+def leaves(data):
+    """The NDArrays and Symbols in a nested list / tuple (other values, e.g. numbers, skipped)."""
+    if isinstance(data, (list, tuple)):
+        return [x for d in data for x in leaves(d)]
+    return [data] if isinstance(data, (NDArray, Symbol)) else []
+
+
+def strip_none(fmt):
+    """An argument format without trailing None arguments (f(x) and f(x, None) trace alike)."""
+    if isinstance(fmt, list):
+        fmt = list(fmt)
+        while fmt and fmt[-1] == -1:
+            fmt.pop()
+    return fmt
+

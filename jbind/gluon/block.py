@@ -8,71 +8,22 @@ are named `prefix + name` ('dense0_weight').
 from __future__ import annotations
 
 import re
-import threading
 import warnings
 from collections import OrderedDict, defaultdict
 
 from .. import initializer
-from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym_mod
 from ..ndarray.ndarray import NDArray
 from ..symbol.symbol import Symbol
 from ._cached_graph import CachedGraph, trace
 from ._parameter_dict import ParameterDict
-from ._util import GluonTypeError, GluonValueError, HookHandle, brief_print_list, check, flatten, indent
+from ._scope import BlockScope
+from ._util import (GluonTypeError, GluonValueError, HookHandle, brief_print_list, check, flatten, indent, leaves,
+                    strip_none)
 from .parameter import DeferredInitializationError, Parameter
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
-
-_local = threading.local()
-
-
-class _BlockScope:
-    """The scope `Block.name_scope()` enters: children made inside get the block's prefix."""
-
-    def __init__(self, block):
-        self._block = block
-        self._counter = {}
-        self._old_scope = None
-        self._name_scope = None
-
-    @staticmethod
-    def create(prefix, params, hint):
-        """(prefix, ParameterDict) for a new block, from the enclosing scope."""
-        current = getattr(_local, "scope", None)
-        if current is None:
-            if prefix is None:
-                prefix = _name.current().get(None, hint) + "_"
-            params = ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
-            return prefix, params
-        if prefix is None:
-            count = current._counter.get(hint, 0)
-            prefix = f"{hint}{count}_"
-            current._counter[hint] = count + 1
-        if params is None:
-            parent = current._block.params
-            params = ParameterDict(parent.prefix + prefix, parent._shared)
-        else:
-            params = ParameterDict(params.prefix, params)
-        return current._block.prefix + prefix, params
-
-    def __enter__(self):
-        if self._block._empty_prefix:
-            return self
-        self._old_scope = getattr(_local, "scope", None)
-        _local.scope = self
-        self._name_scope = _name.Prefix(self._block.prefix)
-        self._name_scope.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._block._empty_prefix:
-            return
-        self._name_scope.__exit__(*exc)
-        self._name_scope = None
-        _local.scope = self._old_scope
-
 
 class Block:
     """MXNet's `gluon.Block`: a model piece holding parameters and child blocks.
@@ -84,9 +35,9 @@ class Block:
 
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
-        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._prefix, self._params = BlockScope.create(prefix, params, self._alias())
         self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
-        self._scope = _BlockScope(self)
+        self._scope = BlockScope(self)
         self._children = OrderedDict()
         self._reg_params = {}
         self._forward_hooks = OrderedDict()
@@ -122,7 +73,7 @@ class Block:
         children = set(self._children.values())
         for k, v in self.__dict__.items():
             if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
-                if has_block(v) and not any(c in children for c in _blocks_in(v)):
+                if has_block(v) and not any(c in children for c in blocks_in(v)):
                     warnings.warn(f'"{self.name}" is an unregistered container with Blocks. Note that Blocks inside '
                                   "the list, tuple or dict will not be registered automatically. Make sure to "
                                   "register them using register_child() or switching to nn.Sequential/"
@@ -291,27 +242,12 @@ class Block:
         summary(self, *inputs)
 
 
-def _leaves(data):
-    """The NDArrays and Symbols in a nested list / tuple (other values, e.g. numbers, skipped)."""
+def blocks_in(data) -> list:
+    """The Blocks in a nested list / tuple / dict."""
     if isinstance(data, (list, tuple)):
-        return [x for d in data for x in _leaves(d)]
-    return [data] if isinstance(data, (NDArray, Symbol)) else []
-
-
-def _strip_none(fmt):
-    """An argument format without trailing None arguments (f(x) and f(x, None) trace alike)."""
-    if isinstance(fmt, list):
-        fmt = list(fmt)
-        while fmt and fmt[-1] == -1:
-            fmt.pop()
-    return fmt
-
-
-def _blocks_in(data):
-    if isinstance(data, (list, tuple)):
-        return [b for x in data for b in _blocks_in(x)]
+        return [b for x in data for b in blocks_in(x)]
     if isinstance(data, dict):
-        return [b for x in data.values() for b in _blocks_in(x)]
+        return [b for x in data.values() for b in blocks_in(x)]
     return [data] if isinstance(data, Block) else []
 
 
@@ -401,16 +337,16 @@ class HybridBlock(Block):
         if self._cached_op is None:
             inputs, out = self._get_graph(*args)
             self._cached_op = CachedGraph(self, inputs, out, {i for i, a in enumerate(flat) if a is None})
-        elif _strip_none(fmt) != _strip_none(self._in_format):
+        elif strip_none(fmt) != strip_none(self._in_format):
             raise GluonValueError(f"The arguments' structure {fmt} differs from the one this hybridized block was "
                                   f"traced with, {self._in_format}: call hybridize() again to retrace")
         return self._cached_op(args, self._out_format)
 
     def forward(self, x, *args):
         """Run `hybrid_forward` on NDArrays (compiled when hybridized) or compose Symbols."""
-        leaves = _leaves([x] + list(args))
-        has_sym = any(isinstance(a, Symbol) for a in leaves)
-        has_nd = any(isinstance(a, NDArray) for a in leaves)
+        given = leaves([x] + list(args))
+        has_sym = any(isinstance(a, Symbol) for a in given)
+        has_nd = any(isinstance(a, NDArray) for a in given)
         if has_sym and has_nd:
             raise GluonValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the "
                                   "input. Please check the type of the args.\n")
@@ -418,7 +354,7 @@ class HybridBlock(Block):
             raise GluonValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. Please "
                                   "check the type of the args.\n")
         if has_nd:
-            ctx = next(a for a in leaves if isinstance(a, NDArray)).context
+            ctx = next(a for a in given if isinstance(a, NDArray)).context
             with ctx:
                 if self._active:
                     return self._call_cached_op(x, *args)
