@@ -54,6 +54,8 @@ LAYERS = [  # (factory, input shape, output shape, {param suffix: shape})
     (lambda: nn.Swish(), (2, 3), (2, 3), {}),
     (lambda: nn.GELU(), (2, 3), (2, 3), {}),
     (lambda: nn.ReflectionPad2D(2), (1, 2, 4, 4), (1, 2, 8, 8), {}),
+    (lambda: contrib.nn.SyncBatchNorm(num_devices=1), (2, 3, 4), (2, 3, 4),
+     {"gamma": (3,), "beta": (3,), "running_mean": (3,), "running_var": (3,)}),
     (lambda: contrib.nn.Identity(), (2, 3), (2, 3), {}),
     (lambda: contrib.nn.PixelShuffle1D(2), (1, 4, 3), (1, 2, 6), {}),
     (lambda: contrib.nn.PixelShuffle2D((2, 3)), (1, 12, 2, 2), (1, 2, 4, 6), {}),

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import numbers
 
+import warnings
+
 from .... import ndarray as nd
+from ....context import num_gpus
 from ..._util import check
 from ...block import HybridBlock
-from ...nn.basic_layers import HybridSequential, Sequential
+from ...nn.basic_layers import BatchNorm, HybridSequential, Sequential
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D", "PixelShuffle3D"]
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
+           "PixelShuffle3D"]
 
 
 class Concurrent(Sequential):
@@ -38,6 +42,29 @@ class Identity(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return x
+
+
+class SyncBatchNorm(BatchNorm):
+    """BatchNorm over axis 1 whose batch statistics are those of all `num_devices` devices'
+    batches together (the `_contrib_SyncBatchNorm` op, keyed by this block's prefix)."""
+
+    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
+                 running_mean_initializer="zeros", running_variance_initializer="ones", **kwargs):
+        super().__init__(axis=1, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+                         use_global_stats=use_global_stats, beta_initializer=beta_initializer,
+                         gamma_initializer=gamma_initializer, running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer, in_channels=in_channels,
+                         **kwargs)
+        if num_devices is None:
+            warnings.warn("Caution using SyncBatchNorm: if not using all the GPUs, please mannually set "
+                          "num_devices", UserWarning, stacklevel=2)
+            num_devices = max(num_gpus(), 1)
+        self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
+                        "use_global_stats": use_global_stats, "ndev": num_devices, "key": self.prefix}
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs)
 
 
 def _factors(factor, n):
