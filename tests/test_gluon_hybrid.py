@@ -167,3 +167,52 @@ def test_symbolblock_wraps_internal_outputs():
     got = block(_x(2, 5)).asnumpy()
     ref = np.maximum(_x(2, 5).asnumpy() @ net[0].weight.data().asnumpy().T + net[0].bias.data().asnumpy(), 0)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+class _FakeAutograd:
+    """Stands in for `mx.autograd` (another branch): training and recording on, and
+    `record_call` keeps what a hybridized block hands it."""
+
+    def __init__(self):
+        self.calls = []
+
+    def is_training(self):
+        return True
+
+    def is_recording(self):
+        return True
+
+    def record_call(self, fn, sig, inputs, outputs, kind):
+        self.calls.append((fn, sig, inputs, outputs, kind))
+
+
+def test_training_call_updates_running_stats_and_records_a_pure_function(monkeypatch):
+    import sys
+    fake = _FakeAutograd()
+    monkeypatch.setitem(sys.modules, "jbind.autograd", fake)
+    monkeypatch.setattr(mx, "autograd", fake, raising=False)
+    nets = [nn.HybridSequential() for _ in range(2)]
+    for net in nets:
+        with net.name_scope():
+            net.add(nn.Dense(4, in_units=3), nn.BatchNorm(in_channels=4, momentum=0.5))
+        net.initialize(mx.init.Xavier())
+        net.hybridize()
+    x = _x(8, 3)
+    y = nets[0](x)
+    h = x.asnumpy() @ nets[0][0].weight.data().asnumpy().T + nets[0][0].bias.data().asnumpy()
+    ref = (h - h.mean(0)) / np.sqrt(h.var(0) + 1e-5)  # batch statistics in training
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(nets[0][1].running_mean.data().asnumpy(), 0.5 * h.mean(0), rtol=1e-4, atol=1e-5)
+    fn, sig, inputs, outputs, kind = fake.calls[-1]
+    assert outputs == [y] and kind == "HybridBlock"
+    again = fn([getattr(a, "_data", a) for a in inputs])
+    np.testing.assert_allclose(np.asarray(again[0]), y.asnumpy(), rtol=1e-6)
+    w_pos = next(i for i, a in enumerate(inputs) if a is nets[0][0].weight.data())
+    import jax
+    gw = jax.grad(lambda w: (fn([w if i == w_pos else getattr(a, "_data", a)
+                                 for i, a in enumerate(inputs)])[0] ** 2).sum())(inputs[w_pos]._data)
+    assert gw.shape == (4, 3) and np.isfinite(np.asarray(gw)).all()
+    with mx.compile.count_compiles() as n:
+        nets[1](x)
+        nets[0](x)
+    assert n() == 0 and fake.calls[-1][1] == fake.calls[-2][1] == sig  # one structure, one signature

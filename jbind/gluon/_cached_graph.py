@@ -12,17 +12,30 @@ dtypes); its argument handles are the block's own slots, pointed at the paramete
 current arrays on every call, so `set_data`, `load_parameters` and re-initialization
 are seen without rebinding.
 
-Training seam: `_is_training()` asks `mx.autograd` (when jbind has it) whether a
-training pass is being recorded; recording the call (forward + backward as one compiled
-function) belongs in `CachedGraph.__call__`, where the executor is run.
+Training: when `mx.autograd` (if jbind has it) says a training pass is on, the call runs
+the graph in training mode as one compiled function (batch statistics, dropout), writes
+the new aux states (BatchNorm's running statistics) into the parameters, and, while
+recording, hands `autograd.record_call` the pure function of (inputs, parameters, aux
+states, random key) that produced the outputs, with a structural signature, so that
+`backward()` differentiates the whole block as one node.
 """
 from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
 
+import jax
+import numpy as np
+from jax.sharding import SingleDeviceSharding
+
+from .. import random as _random
 from .. import symbol as sym_mod
+from ..compile import store
+from ..compile.cache import CACHE, CacheKey
 from ..executor.bind import bind
+from ..symbol.graph import graph_of
+from ..symbol.infer import SHAPE, entry_values
+from ..symbol.lower import make_forward
 from ..ndarray.ndarray import NDArray
 from ..symbol._node import Node, topo_order
 from ..symbol.symbol import Symbol
@@ -66,12 +79,13 @@ def canonical(out: Symbol, keep: set) -> Symbol:
     return Symbol([(copied[id(n)], i) for n, i in out._heads])
 
 
-def _is_training() -> bool:
+def _autograd_flag(name: str) -> bool:
+    """`mx.autograd.<name>()`, or False where jbind has no autograd."""
     try:
         from .. import autograd
     except ImportError:
         return False
-    fn = getattr(autograd, "is_training", None)
+    fn = getattr(autograd, name, None)
     return bool(fn()) if fn is not None else False
 
 
@@ -100,6 +114,7 @@ class CachedGraph:
         self._aux = [source(n) for n in out.list_auxiliary_states()]
         self._symbol = canonical(out, set(data_idx))
         self._exes: OrderedDict = OrderedDict()
+        self._train_fns: OrderedDict = OrderedDict()
 
     def _arrays(self, flat, ctx):
         def get(src):
@@ -122,6 +137,14 @@ class CachedGraph:
             if not isinstance(a, NDArray):
                 raise TypeError(f"HybridBlock input {i} must be an NDArray, got {type(a).__name__}")
         key = (ctx, tuple((a.shape, a._data.dtype) for a in arg_arrays + aux_arrays))
+        if _autograd_flag("is_training"):
+            outs = self._train_call(key, ctx, arg_arrays, aux_arrays)
+        else:
+            outs = [NDArray(o._data) for o in self._executor(key, ctx, arg_arrays, aux_arrays).forward()]
+        return regroup(outs, out_fmt)
+
+    def _executor(self, key, ctx, arg_arrays, aux_arrays):
+        """The inference Executor for this signature, its slots pointed at the current arrays."""
         exe = self._exes.get(key)
         if exe is None:
             exe = bind(self._symbol, ctx, args=[NDArray(a._data) for a in arg_arrays],
@@ -129,11 +152,59 @@ class CachedGraph:
             self._exes[key] = exe
             while len(self._exes) > _MAX_EXECUTORS:
                 self._exes.popitem(last=False)
-        else:
-            self._exes.move_to_end(key)
-            for slot, a in zip(exe.arg_arrays, arg_arrays):
-                slot._data = a._data
-            for slot, a in zip(exe.aux_arrays, aux_arrays):
-                slot._data = a._data
-        outs = exe.forward(is_train=_is_training())
-        return regroup([NDArray(o._data) for o in outs], out_fmt)
+            return exe
+        self._exes.move_to_end(key)
+        for slot, a in zip(exe.arg_arrays, arg_arrays):
+            slot._data = a._data
+        for slot, a in zip(exe.aux_arrays, aux_arrays):
+            slot._data = a._data
+        return exe
+
+    def _train_fn(self, key, ctx, arg_arrays, aux_arrays):
+        """(compiled training forward, its pure function, its signature) for this signature."""
+        got = self._train_fns.get(key)
+        if got is not None:
+            self._train_fns.move_to_end(key)
+            return got
+        g = graph_of(self._symbol)
+        names = g.arg_names + g.aux_names
+        arrays = arg_arrays + aux_arrays
+        shapes = tuple((n, tuple(a.shape)) for n, a in zip(names, arrays))
+        dtypes = tuple((n, np.dtype(a._data.dtype).name) for n, a in zip(names, arrays))
+        forward = make_forward(g, entry_values(self._symbol, SHAPE, dict(shapes[:len(g.arg_names)])))
+        n_args, n_aux = len(arg_arrays), len(aux_arrays)
+
+        def pure(vals):  # what autograd differentiates: outputs of (args, aux, key data)
+            outs, _ = forward(tuple(vals[:n_args]), tuple(vals[n_args:n_args + n_aux]),
+                              jax.random.wrap_key_data(vals[-1]), True)
+            return list(outs)
+
+        def build():
+            dev = SingleDeviceSharding(ctx.jax_device)
+
+            def jbind_gluon_train(args, aux, key):
+                return forward(args, aux, jax.random.wrap_key_data(key), True)
+            specs = [tuple(jax.ShapeDtypeStruct(a.shape, a._data.dtype, sharding=dev) for a in group)
+                     for group in (arg_arrays, aux_arrays)]
+            kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=dev)
+            return jax.jit(store.named(jbind_gluon_train, "jbind_gluon_train")).lower(*specs, kspec).compile()
+        ck = CacheKey(self._symbol.fingerprint, shapes, dtypes, (), "gluon_train", (str(ctx.jax_device),))
+        got = self._train_fns[key] = (CACHE.get(ck, build), pure, ("gluon", ck))
+        while len(self._train_fns) > _MAX_EXECUTORS:
+            self._train_fns.popitem(last=False)
+        return got
+
+    def _train_call(self, key, ctx, arg_arrays, aux_arrays) -> list:
+        fn, pure, sig = self._train_fn(key, ctx, arg_arrays, aux_arrays)
+        k = jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
+        kdata = jax.device_put(jax.random.key_data(k), ctx.jax_device)
+        outs, new_aux = fn(tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays), kdata)
+        results = [NDArray(o) for o in outs]
+        if _autograd_flag("is_recording"):
+            from .. import autograd
+            autograd.record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
+                                 "HybridBlock")
+        for (is_data, _), held, new in zip(self._aux, aux_arrays, new_aux):
+            if not is_data:  # running statistics move as in MXNet's training forward
+                held._data = new
+        return results
