@@ -216,3 +216,13 @@ def test_training_call_updates_running_stats_and_records_a_pure_function(monkeyp
         nets[1](x)
         nets[0](x)
     assert n() == 0 and fake.calls[-1][1] == fake.calls[-2][1] == sig  # one structure, one signature
+
+
+def test_hybridized_block_runs_on_the_inputs_context():
+    net = nn.Dense(3, in_units=4)
+    net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    net.hybridize()
+    a = net(mx.nd.ones((2, 4), ctx=mx.cpu(0)))
+    b = net(mx.nd.ones((2, 4), ctx=mx.cpu(1)))
+    assert (a.context, b.context) == (mx.cpu(0), mx.cpu(1))
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
