@@ -76,8 +76,6 @@ class _Conv(HybridBlock):
             s += f", padding={k['pad']}"
         if k["dilate"] != (1,) * n:
             s += f", dilation={k['dilate']}"
-        if getattr(self, "outpad", (0,) * n) != (0,) * n:
-            s += f", output_padding={self.outpad}"
         if k["num_group"] != 1:
             s += f", groups={k['num_group']}"
         if self.bias is None:
