@@ -185,12 +185,30 @@ class _FakeAutograd:
     def record_call(self, fn, sig, inputs, outputs, kind):
         self.calls.append((fn, sig, inputs, outputs, kind))
 
+    def mark_variables(self, variables, gradients, grad_reqs):
+        self.calls.append(("mark", variables, gradients, grad_reqs))
+
+
+def test_parameters_mark_their_gradient_buffers_for_autograd(monkeypatch):
+    from jbind.gluon import _cached_graph
+    fake = _FakeAutograd()
+    monkeypatch.setattr(_cached_graph, "_AUTOGRAD", [fake])
+    p = gluon.Parameter("w", shape=(2, 3), grad_req="add")
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    tag, variables, grads, req = fake.calls[-1]
+    assert tag == "mark" and req == "add"
+    assert variables == p.list_data() and grads == p.list_grad()
+    p.cast("float16")
+    assert fake.calls[-1][1] == p.list_data() and fake.calls[-1][2][0].dtype == np.float16
+    n = len(fake.calls)
+    gluon.Parameter("c", shape=(2,), grad_req="null").initialize()
+    assert len(fake.calls) == n  # no gradient, nothing to mark
+
 
 def test_training_call_updates_running_stats_and_records_a_pure_function(monkeypatch):
-    import sys
+    from jbind.gluon import _cached_graph
     fake = _FakeAutograd()
-    monkeypatch.setitem(sys.modules, "jbind.autograd", fake)
-    monkeypatch.setattr(mx, "autograd", fake, raising=False)
+    monkeypatch.setattr(_cached_graph, "_AUTOGRAD", [fake])
     nets = [nn.HybridSequential() for _ in range(2)]
     for net in nets:
         with net.name_scope():

@@ -79,13 +79,23 @@ def canonical(out: Symbol, keep: set) -> Symbol:
     return Symbol([(copied[id(n)], i) for n, i in out._heads])
 
 
+_AUTOGRAD = []   # [module or None], looked up once: a failed import each call would search sys.path
+
+
+def autograd_module():
+    """`jbind.autograd`, or None where jbind has none."""
+    if not _AUTOGRAD:
+        try:
+            from .. import autograd
+        except ImportError:
+            autograd = None
+        _AUTOGRAD.append(autograd)
+    return _AUTOGRAD[0]
+
+
 def _autograd_flag(name: str) -> bool:
     """`mx.autograd.<name>()`, or False where jbind has no autograd."""
-    try:
-        from .. import autograd
-    except ImportError:
-        return False
-    fn = getattr(autograd, name, None)
+    fn = getattr(autograd_module(), name, None)
     return bool(fn()) if fn is not None else False
 
 
@@ -201,8 +211,7 @@ class CachedGraph:
         outs, new_aux = fn(tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays), kdata)
         results = [NDArray(o) for o in outs]
         if _autograd_flag("is_recording"):
-            from .. import autograd
-            autograd.record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
+            autograd_module().record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
                                  "HybridBlock")
         for (is_data, _), held, new in zip(self._aux, aux_arrays, new_aux):
             if not is_data:  # running statistics move as in MXNet's training forward

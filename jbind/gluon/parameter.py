@@ -29,11 +29,8 @@ class DeferredInitializationError(MXNetError):
 
 def _mark_variables(data, grads, grad_req) -> None:
     """Attach gradient buffers for `mx.autograd`, if jbind has it (the seam training uses)."""
-    try:
-        from .. import autograd
-    except ImportError:
-        return
-    mark = getattr(autograd, "mark_variables", None)
+    from ._cached_graph import autograd_module
+    mark = getattr(autograd_module(), "mark_variables", None)
     if mark is not None:
         mark(data, grads, grad_req)
 
