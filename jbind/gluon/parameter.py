@@ -96,6 +96,7 @@ class Parameter:
         self._grad_req = req
         if req == "null" and self._grad is not None:
             self._grad = None
+            self._data = [NDArray(d._data) for d in self._data]  # MXNet's detach: no longer a marked variable
         elif self._data is not None:
             self._init_grad()
 
