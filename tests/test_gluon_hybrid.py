@@ -244,3 +244,36 @@ def test_hybridized_block_runs_on_the_inputs_context():
     b = net(mx.nd.ones((2, 4), ctx=mx.cpu(1)))
     assert (a.context, b.context) == (mx.cpu(0), mx.cpu(1))
     np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+_RESTART = """
+import json
+import numpy as np
+import jbind as mx
+from jbind.compile import store
+from jbind.gluon import nn
+net = nn.HybridSequential()
+with net.name_scope():
+    net.add(nn.Dense(5, activation="tanh", in_units=4), nn.Dense(3, in_units=5))
+net.initialize(mx.init.One())
+net.hybridize()
+out = net(mx.nd.array(np.linspace(-1, 1, 8).reshape(2, 4)))
+print(json.dumps({"counts": store.counts, "out": out.asnumpy().tolist()}))
+"""
+
+
+def test_a_block_rebuilt_in_a_new_process_loads_its_executable(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def run():
+        env = dict(os.environ, JBIND_CACHE_DIR=str(tmp_path), JAX_PLATFORMS="cpu")
+        proc = subprocess.run([sys.executable, "-c", _RESTART], env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    first, second = run(), run()
+    assert first["counts"]["saved"] >= 1 and first["counts"]["loaded"] == 0
+    assert second["counts"]["loaded"] == first["counts"]["saved"] and second["counts"]["saved"] == 0
+    np.testing.assert_array_equal(second["out"], first["out"])
