@@ -410,6 +410,15 @@ def test_gluon_has_no_sparse_storage_and_embedding_sparse_grad_stays_dense():
     emb.initialize()
     assert emb.weight.grad().shape == (5, 2) and emb.weight.grad().stype == "default"
     assert emb(mx.nd.array([0, 4])).shape == (2, 2)
+    with pytest.raises(mx.MXNetError, match="row_sparse"):
+        emb.weight.row_sparse_data(mx.nd.array([0]))
+
+
+def test_gluon_optimize_for_is_refused():
+    """HybridBlock.optimize_for is an MXNetError: jbind has no subgraph backends, XLA compiles the block."""
+    from jbind import gluon
+    with pytest.raises(mx.MXNetError, match="no subgraph backends"):
+        gluon.nn.Dense(2).optimize_for(mx.nd.ones((1, 2)), backend="MKLDNN")
 
 
 def test_gluon_download_never_reaches_the_network(tmp_path):

@@ -14,6 +14,7 @@ from collections import OrderedDict, defaultdict
 from .. import initializer
 from .. import ndarray as nd
 from .. import symbol as sym_mod
+from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..symbol.symbol import Symbol
 from ._cached_graph import CachedGraph, trace
@@ -373,6 +374,11 @@ class HybridBlock(Block):
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation, written once for `F = mx.nd` and `F = mx.sym`; subclasses override it."""
         raise NotImplementedError
+
+    def optimize_for(self, x, *args, backend=None, **kwargs):
+        """MXNet's subgraph-backend partitioning; jbind compiles through XLA (an MXNetError)."""
+        raise MXNetError(f"optimize_for(backend={backend!r}): jbind has no subgraph backends; hybridize() "
+                         "compiles the whole block with XLA")
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write `path-symbol.json` and `path-%04d.params` (names 'arg:...' / 'aux:...'), which

@@ -172,6 +172,13 @@ class Parameter:
             raise MXNetError(f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'")
         return self._check_and_get(self._grad, list)
 
+    def row_sparse_data(self, row_id):
+        """MXNet's row-sparse access; jbind has dense parameters only (an MXNetError)."""
+        raise MXNetError(f"Parameter '{self.name}': row_sparse_data needs row_sparse storage, which jbind does "
+                         "not have; use data()")
+
+    list_row_sparse_data = row_sparse_data
+
     def list_ctx(self) -> list:
         """The contexts this parameter lives (or will live, once initialized) on."""
         if self._data is None:
