@@ -277,3 +277,19 @@ def test_a_block_rebuilt_in_a_new_process_loads_its_executable(tmp_path):
     assert first["counts"]["saved"] >= 1 and first["counts"]["loaded"] == 0
     assert second["counts"]["loaded"] == first["counts"]["saved"] and second["counts"]["saved"] == 0
     np.testing.assert_array_equal(second["out"], first["out"])
+
+
+def test_cast_to_float16_runs_hybridized_and_imported(tmp_path):
+    net = _mlp("half_")
+    net.initialize()
+    net.hybridize()
+    x = _x(2, 5)
+    ref = net(x).asnumpy()
+    net.export(str(tmp_path / "half"))
+    block = gluon.SymbolBlock.imports(str(tmp_path / "half-symbol.json"), ["data"], str(tmp_path / "half-0000.params"))
+    for b in (net, block):
+        b.cast("float16")
+        y = b(x.astype("float16"))
+        assert y.dtype == np.float16
+        np.testing.assert_allclose(y.asnumpy(), ref, rtol=2e-2, atol=2e-2)
+    assert block.params["half_batchnorm0_running_var"].dtype == "float32"  # BatchNorm's stay float32, as MXNet

@@ -61,8 +61,9 @@ def trace(block, args):
 
 
 def canonical(out: Symbol, keep: set) -> Symbol:
-    """`out` with every variable not in `keep` renamed by position and stripped of
-    attributes other than its dtype: the structure a compile is keyed by."""
+    """`out` with every variable not in `keep` renamed by position and stripped of its
+    attributes (a cast parameter's array, not its traced hint, gives its dtype): the
+    structure a compile is keyed by."""
     copied: dict[int, Node] = {}
     k = 0
     for n in topo_order(out._heads):
@@ -70,8 +71,7 @@ def canonical(out: Symbol, keep: set) -> Symbol:
             if n.name in keep:
                 copied[id(n)] = n
             else:
-                attrs = {a: v for a, v in n.attrs.items() if a == "__dtype__"}
-                copied[id(n)] = Node(None, f"_p{k}", attrs, ())
+                copied[id(n)] = Node(None, f"_p{k}", {}, ())  # shapes and dtypes come from the arrays
                 k += 1
             continue
         ins = tuple((copied[id(c)], i) for c, i in n.inputs)
