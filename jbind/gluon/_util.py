@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -135,3 +136,27 @@ def strip_none(fmt):
             fmt.pop()
     return fmt
 
+
+
+def blocks_in(data) -> list:
+    """The Blocks in a nested list / tuple / dict."""
+    from .block import Block
+    if isinstance(data, (list, tuple)):
+        return [b for x in data for b in blocks_in(x)]
+    if isinstance(data, dict):
+        return [b for x in data.values() for b in blocks_in(x)]
+    return [data] if isinstance(data, Block) else []
+
+
+def warn_unregistered_containers(block) -> None:
+    """MXNet's warning for a list / tuple / dict attribute holding Blocks none of which is a
+    registered child (their parameters would not be collected)."""
+    children = set(map(id, block._children.values()))
+    for k, v in block.__dict__.items():
+        if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
+            found = blocks_in(v)
+            if found and not any(id(c) in children for c in found):
+                warnings.warn(f'"{block.name}" is an unregistered container with Blocks. Note that Blocks inside the '
+                              "list, tuple or dict will not be registered automatically. Make sure to register them "
+                              "using register_child() or switching to nn.Sequential/nn.HybridSequential instead. ",
+                              stacklevel=4)

@@ -21,7 +21,7 @@ from ._cached_graph import CachedGraph, trace
 from ._parameter_dict import ParameterDict
 from ._scope import BlockScope
 from ._util import (GluonTypeError, GluonValueError, HookHandle, brief_print_list, check, flatten, indent, leaves,
-                    strip_none)
+                    strip_none, warn_unregistered_containers)
 from .parameter import DeferredInitializationError, Parameter
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
@@ -65,20 +65,7 @@ class Block:
         super().__setattr__(name, value)
 
     def _check_container_with_block(self):
-        def has_block(data):
-            if isinstance(data, (list, tuple)):
-                return any(has_block(x) for x in data)
-            if isinstance(data, dict):
-                return any(has_block(x) for x in data.values())
-            return isinstance(data, Block)
-        children = set(self._children.values())
-        for k, v in self.__dict__.items():
-            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
-                if has_block(v) and not any(c in children for c in blocks_in(v)):
-                    warnings.warn(f'"{self.name}" is an unregistered container with Blocks. Note that Blocks inside '
-                                  "the list, tuple or dict will not be registered automatically. Make sure to "
-                                  "register them using register_child() or switching to nn.Sequential/"
-                                  "nn.HybridSequential instead. ", stacklevel=3)
+        warn_unregistered_containers(self)
 
     def _alias(self) -> str:
         return self.__class__.__name__.lower()
@@ -241,15 +228,6 @@ class Block:
         """Print each layer's output shape and parameter counts for one forward of `inputs`."""
         from ._summary import summary
         summary(self, *inputs)
-
-
-def blocks_in(data) -> list:
-    """The Blocks in a nested list / tuple / dict."""
-    if isinstance(data, (list, tuple)):
-        return [b for x in data for b in blocks_in(x)]
-    if isinstance(data, dict):
-        return [b for x in data.values() for b in blocks_in(x)]
-    return [data] if isinstance(data, Block) else []
 
 
 class HybridBlock(Block):
