@@ -206,3 +206,18 @@ def test_block_attribute_rules():
     b.q = p
     with pytest.raises(AssertionError, match="Overriding"):
         b.q = gluon.Parameter("r", shape=(1,))
+
+
+def test_blocks_in_a_plain_list_warn_that_they_are_not_collected():
+    class B(gluon.Block):
+        def __init__(self, register):
+            super().__init__()
+            self.layers = [nn.Dense(2, in_units=2)]
+            if register:
+                self.register_child(self.layers[0])
+
+    with pytest.warns(UserWarning, match="unregistered container"):
+        assert len(B(False).collect_params()) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(B(True).collect_params()) == 2
