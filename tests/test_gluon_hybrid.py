@@ -156,6 +156,13 @@ def test_symbolblock_from_symbols_defers_and_shares_compiles():
     assert s.list_arguments() == ["z", "fc_weight", "fc_bias"]
 
 
+def test_symbolblock_refuses_row_sparse_variables():
+    data = mx.sym.var("data")
+    out = mx.sym.dot(data, mx.sym.var("weight", stype="row_sparse"))
+    with pytest.raises(AssertionError, match="'weight' because its storage type is 'row_sparse'"):
+        gluon.SymbolBlock(out, data)
+
+
 def test_symbolblock_wraps_internal_outputs():
     net = _mlp("feat_")
     net.initialize()

@@ -74,6 +74,9 @@ class SymbolBlock(HybridBlock):
             check(len(s.get_internals().list_outputs()) == 1,
                   f"Input symbols must be variable, but {s!s} is an output of operators")
             input_names.add(s.name)
+        for node in out.get_internals():
+            check(node.attr("__storage_type__") not in ("1", "row_sparse"), f"SymbolBlock doesn't support "
+                  f"Parameter '{node.name}' because its storage type is 'row_sparse'.")
         arg_names = out.list_arguments()
         aux_names = out.list_auxiliary_states()
         arg_types, aux_types = _param_types(syms, out)
