@@ -30,7 +30,8 @@ parser.add_argument("--data", type=str, default=os.path.join(HERE, "data", "fort
 parser.add_argument("--valid-data", type=str, default=os.path.join(HERE, "data", "fortunes", "valid.txt"))
 parser.add_argument("--contexts", type=int, default=1, help="number of CPU devices (data parallel)")
 parser.add_argument("--cache-dir", type=str, default=None, help="persistent compilation cache directory")
-parser.add_argument("--plot", type=str, default=None, help="write a PNG of perplexity per epoch")
+parser.add_argument("--plot", type=str, default=None,
+                    help="write a PNG of train and validation perplexity and tokens/s per epoch")
 parser.add_argument("--num-layers", type=int, default=2, help="number of stacked RNN layers")
 parser.add_argument("--num-hidden", type=int, default=200, help="hidden layer size")
 parser.add_argument("--num-embed", type=int, default=200, help="embedding layer size")
@@ -150,12 +151,14 @@ class Report:
 
     def __init__(self, batch_size):
         self.batch_size, self.tokens, self.t0 = batch_size, 0, time.time()
-        self.train, self.valid = [], []
+        self.train, self.valid, self.speed = [], [], []  # per epoch
+        self.metric = None
         self.batches, self.first, self.last = 0, None, None
         self.tenth, self.after_tenth = None, 0  # tokens/s after the 10th batch: the steady rate
 
     def batch(self, param):
         size = int(param.locals["data_batch"].data[0].size)
+        self.metric = param.eval_metric  # fit's training metric, reset at each epoch's start
         self.tokens += size
         self.batches += 1
         self.last = time.time()
@@ -169,6 +172,8 @@ class Report:
     def epoch(self, epoch, symbol, arg_params, aux_params):
         dt = time.time() - self.t0
         logging.info("Epoch[%d] %d tokens in %.1f s: %.0f tokens/s", epoch, self.tokens, dt, self.tokens / dt)
+        self.speed.append(self.tokens / dt)
+        self.train.append(self.metric.get()[1] if self.metric is not None else float("nan"))
         self.tokens, self.t0 = 0, time.time()
 
     def validation(self, param):
@@ -185,19 +190,42 @@ class Report:
         logging.info("compile report: %d executables compiled in %.1f s, %d cache hits",
                      stats["misses"], stats["compile_seconds"], stats["hits"])
         if plot:
-            try:
-                import matplotlib
-                matplotlib.use("Agg")
-                import matplotlib.pyplot as plt
-            except ImportError:
-                raise SystemExit("--plot needs matplotlib: pip install 'jbind[bench]'")
-            fig, ax = plt.subplots(figsize=(6, 4))
-            ax.plot(range(1, len(self.valid) + 1), self.valid, marker="o", label="validation")
-            ax.set_xlabel("epoch")
-            ax.set_ylabel("perplexity")
-            ax.legend()
-            fig.savefig(plot, dpi=100)
-            logging.info("wrote %s", plot)
+            self.plot(plot)
+
+    def plot(self, path):
+        """Train and validation perplexity per epoch, and tokens/s on a second axis.
+
+        The PNG's 'Description' text chunk holds the plotted numbers as JSON."""
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            from matplotlib.ticker import MaxNLocator
+        except ImportError:
+            raise SystemExit("--plot needs matplotlib: pip install 'jbind[bench]'")
+        import json
+        epochs = list(range(1, len(self.train) + 1))
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ax.plot(epochs, self.train, marker="o", color="tab:blue", label="train perplexity")
+        ax.plot(epochs[:len(self.valid)], self.valid, marker="s", color="tab:orange", label="validation perplexity")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("perplexity")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        speed = ax.twinx()
+        speed.plot(epochs, self.speed, linestyle="--", marker="^", color="tab:green", label="tokens/s")
+        speed.set_ylabel("tokens/s")
+        speed.set_ylim(bottom=0)
+        lines = ax.get_lines() + speed.get_lines()
+        ax.set_title("bucketing LSTM LM on jbind")
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        fig.legend(lines, [line.get_label() for line in lines], loc="lower center", ncol=3, frameon=False)
+        data = {"epoch": epochs, "train_perplexity": self.train, "validation_perplexity": self.valid,
+                "tokens_per_second": self.speed}
+        tmp = path + ".tmp.png"
+        fig.savefig(tmp, dpi=100, metadata={"Description": json.dumps(data)})
+        plt.close(fig)
+        os.replace(tmp, path)
+        logging.info("wrote %s", path)
 
 
 def process_start() -> float:

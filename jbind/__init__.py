@@ -17,7 +17,7 @@ try:
     distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
 
     from . import base, compile, name, ops, random  # noqa: F401
-    from . import ndarray, symbol
+    from . import autograd, ndarray, symbol
     from . import operator
     from . import io, rnn  # noqa: F401
     from . import model
@@ -61,5 +61,5 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
-__all__ = ["AttrScope", "Context", "Executor", "MXNetError", "base", "compile", "cpu", "cpu_pinned",
+__all__ = ["AttrScope", "Context", "Executor", "MXNetError", "autograd", "base", "compile", "cpu", "cpu_pinned",
            "current_context", "gpu", "name", "nd", "ndarray", "num_gpus", "operator", "random", "sym", "symbol"]

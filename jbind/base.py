@@ -53,10 +53,12 @@ def np_dtype(dtype) -> np.dtype:
     if dtype is None:
         return np.dtype(np.float32)
     if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        if int(dtype) not in DTYPE_MX_TO_NP:
+            raise MXNetError(f"unknown dtype code {int(dtype)}; MXNet's codes are {sorted(DTYPE_MX_TO_NP)}")
         return np.dtype(DTYPE_MX_TO_NP[int(dtype)])
     try:
         return np.dtype(dtype)
-    except TypeError as e:
+    except (TypeError, ValueError, SyntaxError) as e:
         raise MXNetError(f"unknown dtype {dtype!r}") from e
 
 

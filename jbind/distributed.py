@@ -7,15 +7,28 @@ A worker learns its place from three environment variables, set by
     JBIND_NUM_PROCESSES  how many worker processes take part
     JBIND_PROCESS_ID     this worker's rank, 0 .. N-1
 
+and, optionally:
+
+    JBIND_JOIN_TIMEOUT       seconds to wait for every worker to join (default 120)
+    JBIND_HEARTBEAT_TIMEOUT  seconds a silent worker is given before the others give up (default 60)
+    JBIND_TRUST_NETWORK=1    allow a coordinator on a non-loopback address (a job over several
+                             machines): its service and gloo's connections have no authentication
+
 `import jbind` calls `initialize()`, which starts `jax.distributed` before JAX picks its
 devices (on CPU the collectives are gloo's, over TCP; on GPUs, NCCL). Without the
 variables, or with one process, nothing happens and jbind runs on its own.
+
+The coordinator listens only on the host of JBIND_COORDINATOR. A job whose workers do not
+all join within the join timeout, or a coordinator port already taken, is an `MXNetError`;
+a worker that dies, freezes or goes silent later ends every other worker within the
+heartbeat timeout, each with one line naming it and exit code 1 (jbind/_dist_runtime.py).
 
 The workers' mesh holds one device per worker per context, in rank order; collectives
 (the gradient sum of `kvstore='dist_sync'`) run inside compiled programs over it.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -23,11 +36,17 @@ import threading
 import jax
 import numpy as np
 
+from . import _dist_runtime
 from .base import MXNetError
 
 ENV_COORDINATOR = "JBIND_COORDINATOR"
 ENV_NUM_PROCESSES = "JBIND_NUM_PROCESSES"
 ENV_PROCESS_ID = "JBIND_PROCESS_ID"
+ENV_JOIN_TIMEOUT = "JBIND_JOIN_TIMEOUT"
+ENV_HEARTBEAT_TIMEOUT = "JBIND_HEARTBEAT_TIMEOUT"
+ENV_TRUST_NETWORK = "JBIND_TRUST_NETWORK"
+DEFAULT_JOIN_TIMEOUT = 120.0
+DEFAULT_HEARTBEAT_TIMEOUT = 60.0
 
 _lock = threading.Lock()
 _state = {"initialized": False}
@@ -43,11 +62,47 @@ def _env_int(name: str):
         raise MXNetError(f"{name}={value!r} is not an integer") from None
 
 
+def env_seconds(name: str, default: float, env=None) -> float:
+    """A positive number of seconds from the environment variable `name` (default if unset)."""
+    value = (os.environ if env is None else env).get(name)
+    if value is None or value == "":
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not seconds > 0 or math.isinf(seconds):
+        raise MXNetError(f"{name}={value!r} must be a positive number of seconds")
+    return seconds
+
+
+def env_flag(name: str, env=None) -> bool:
+    """A yes / no environment variable (1 / 0, true / false, yes / no; unset is no)."""
+    value = (os.environ if env is None else env).get(name, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise MXNetError(f"{name}={value!r} must be 1 or 0")
+
+
 def initialize(coordinator: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None, timeout: int = 120) -> bool:
+               process_id: int | None = None, join_timeout: float | None = None,
+               heartbeat_timeout: float | None = None, trust_network: bool | None = None) -> bool:
     """Join the job described by the arguments or the JBIND_* variables; idempotent.
 
-    Returns True when this process is one of several workers.
+    Args:
+        coordinator: HOST:PORT of rank 0's coordinator; it listens on HOST only. A
+            non-loopback HOST is refused unless `trust_network` (JBIND_TRUST_NETWORK=1).
+        num_processes, process_id: the job's size and this worker's rank.
+        join_timeout: seconds for every worker to join (JBIND_JOIN_TIMEOUT, default 120).
+        heartbeat_timeout: seconds after which a silent worker ends the job
+            (JBIND_HEARTBEAT_TIMEOUT, default 60).
+        trust_network: allow a coordinator reachable from the network (JBIND_TRUST_NETWORK).
+
+    Returns True when this process is one of several workers. Raises MXNetError when the
+    job cannot be joined (bad variables, an untrusted address, the port taken, a worker
+    that never arrives).
     """
     with _lock:
         if _state["initialized"]:
@@ -62,12 +117,14 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
         if process_id is None or not 0 <= process_id < num_processes:
             raise MXNetError(f"{ENV_PROCESS_ID}={process_id} must be in 0..{num_processes - 1} "
                              f"({ENV_NUM_PROCESSES}={num_processes})")
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        try:
-            jax.distributed.initialize(coordinator, num_processes, process_id, initialization_timeout=timeout)
-        except Exception as e:  # JAX raises RuntimeError / XlaRuntimeError with a long message
-            raise MXNetError(f"worker {process_id} of {num_processes} could not join the coordinator at "
-                             f"{coordinator}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        env = {ENV_JOIN_TIMEOUT: join_timeout, ENV_HEARTBEAT_TIMEOUT: heartbeat_timeout}
+        env = {k: str(v) for k, v in env.items() if v is not None}
+        join_timeout = env_seconds(ENV_JOIN_TIMEOUT, DEFAULT_JOIN_TIMEOUT, {**os.environ, **env})
+        heartbeat_timeout = env_seconds(ENV_HEARTBEAT_TIMEOUT, DEFAULT_HEARTBEAT_TIMEOUT, {**os.environ, **env})
+        trust_network = env_flag(ENV_TRUST_NETWORK) if trust_network is None else trust_network
+        _dist_runtime.check_network(coordinator, trust_network, ENV_TRUST_NETWORK,
+                                    "`python -m jbind.launch --trust-network`")
+        _dist_runtime.join(coordinator, num_processes, process_id, join_timeout, heartbeat_timeout)
         _state["initialized"] = True
         return True
 
@@ -136,7 +193,14 @@ def allreduce_sum(arrays, device=None) -> list:
         entry = _SUMS[key] = (fn, sharding)
     fn, sharding = entry
     glob = tuple(jax.make_array_from_single_device_arrays((n,) + v.shape[1:], sharding, [v]) for v in vals)
-    return [o.addressable_data(0)[0] for o in fn(glob)]
+    try:
+        outs = fn(glob)
+    except Exception as e:  # gloo: a peer's connection closed under the collective
+        if "gloo" not in str(e).lower():
+            raise
+        raise MXNetError(f"worker {rank()}: the all-reduce over {n} workers failed, most likely because another "
+                         f"worker died ({str(e).splitlines()[0]})") from None
+    return [o.addressable_data(0)[0] for o in outs]
 
 
 def barrier(name: str = "jbind_barrier") -> None:

@@ -22,6 +22,7 @@ from math import sqrt
 import numpy as np
 
 from . import registry
+from .base import MXNetError
 from .ndarray import NDArray
 from .random import host_sampler
 
@@ -76,7 +77,14 @@ class Initializer:
             desc.global_init = self
         init = desc.attrs.get("__init__", "")
         if init:
-            create(init)._init_weight(desc, arr)
+            try:  # the attribute is data (a symbol file's): a malformed one is an MXNetError
+                create(init)._init_weight(desc, arr)
+            except MXNetError:
+                raise
+            except (TypeError, ValueError, KeyError, IndexError, RecursionError) as e:
+                text = init if len(init) <= 80 else init[:77] + "..."
+                raise MXNetError(f"{desc}: its __init__ attribute {text!r} is not an initializer "
+                                 f"jbind can apply: {type(e).__name__}: {e}") from e
             self._verbose_print(desc, init, arr)
             return
         for suffix, fn in (("weight", self._init_weight), ("bias", self._init_bias), ("gamma", self._init_gamma),

@@ -188,13 +188,15 @@ def _dmlc_strtof(field: bytes):
     else:
         if not ip and not fp:
             return None
-        v = _F32(np.uint64(int(ip or b"0") % 2 ** 64))
+        # 10**64 and 10**32 are multiples of 2**64 and 2**32: the wrapped values depend only on
+        # the last digits, so a 5,000-digit field needs no 5,000-digit int (Python refuses those)
+        v = _F32(np.uint64(int(ip[-64:] or b"0") % 2 ** 64))
         if fp:
             d = fp[:19]
             v = _F32(v + _F32(float(int(d)) / float(10 ** len(d))))
         if ed is not None:
             frac = esign == b"-"
-            e = min(int(ed) % 2 ** 32, 38)
+            e = min(int(ed[-32:]) % 2 ** 32, 38)
             if e == 38 and ((not frac and v > _FLT_MAX_SIG) or (frac and v < _FLT_MIN_SIG)):
                 v = _FLT_MIN_SIG if frac else _FLT_MAX_SIG
             v = _F32(v / _SCALE[e]) if frac else _F32(v * _SCALE[e])
@@ -213,7 +215,7 @@ def _strtoll(field: bytes):
         octal = re.match(rb"[0-7]*", dec).group()
         v = int(octal, 8) if octal else 0
     else:
-        v = int(dec)
+        v = int(dec) if len(dec) <= 20 else _INT64_MAX + 1  # clamped below, as strtoll clamps
     v = -v if sign == b"-" else v
     return min(max(v, _INT64_MIN), _INT64_MAX)
 

@@ -225,22 +225,40 @@ class MXIndexedRecordIO(MXRecordIO):
         if self.writable:
             return
         try:
-            with open(self.idx_path) as f:
-                text = f.read()
+            self._read_index()
+        except BaseException:
+            super().close()  # the .rec is not left open behind a refused index
+            raise
+
+    def _read_index(self) -> None:
+        try:
+            with open(self.idx_path, "rb") as f:
+                text = f.read().decode("utf-8")
         except FileNotFoundError as e:
-            super().close()
             raise RecordIOFileNotFound(f"MXIndexedRecordIO: index {self.idx_path!r}: no such file") from e
-        for lineno, line in enumerate(text.splitlines(), 1):
+        except OSError as e:
+            raise MXNetError(f"MXIndexedRecordIO: cannot read index {self.idx_path!r}: {e.strerror or e}") from e
+        except UnicodeDecodeError as e:
+            raise MXNetError(f"MXIndexedRecordIO: index {self.idx_path!r} is not UTF-8 text "
+                             f"(byte {e.start}): not a RecordIO index") from None
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the last line's newline
+        for lineno, line in enumerate(lines, 1):
             parts = line.strip().split("\t")
             try:
                 key = self.key_type(parts[0])
                 pos = int(parts[1])
             except (IndexError, ValueError, TypeError) as e:
-                super().close()
-                raise MXNetError(f"MXIndexedRecordIO: index {self.idx_path!r} line {lineno} is {line!r}, "
+                raise MXNetError(f"MXIndexedRecordIO: index {self.idx_path!r} line {lineno} is {_clip(line)}, "
                                  f"not '<key>\\t<offset>' with a {getattr(self.key_type, '__name__', '')} key") from e
             self.idx[key] = pos
             self.keys.append(key)
+        size = os.fstat(self._f.fileno()).st_size
+        bad = next((k for k in self.keys if not 0 <= self.idx[k] < size), None)
+        if bad is not None:  # checked here, not at a seek (OSError, ValueError) or a read (None)
+            raise MXNetError(f"MXIndexedRecordIO: index {self.idx_path!r}: the offset {self.idx[bad]} of key "
+                             f"{_clip(bad)} is outside {self.uri!r} ({size} bytes)")
 
     def close(self) -> None:
         """Close the .rec; a writer then writes the whole .idx atomically."""
@@ -287,7 +305,11 @@ class MXIndexedRecordIO(MXRecordIO):
     def read_idx(self, idx):
         """The record of key `idx`."""
         self.seek(idx)
-        return self.read()
+        rec = self.read()
+        if rec is None:  # the file shrank since the index was read
+            raise MXNetError(f"MXIndexedRecordIO: key {_clip(idx)} is at offset {self.idx[idx]}, past the end "
+                             f"of {self.uri!r}")
+        return rec
 
     def write_idx(self, idx, buf) -> None:
         """Append a record under key `idx` (converted with key_type)."""
@@ -297,6 +319,11 @@ class MXIndexedRecordIO(MXRecordIO):
         self._lines.append("%s\t%d\n" % (str(key), pos))
         self.idx[key] = pos
         self.keys.append(key)
+
+
+def _clip(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])

@@ -399,6 +399,76 @@ def test_optimizer_states_of_another_layout_are_an_error():
         plain(0, mx.nd.array([0.5]), mx.nd.array([1.0]))
 
 
+def test_states_naming_other_globals_are_an_error(tmp_path):
+    """A .states file naming a global beyond NDArrays, containers and jbind's optimizers is refused (MXNet runs it)."""
+    import pickle
+
+    import pytest
+    marker = tmp_path / "ran"
+    blob = b"cbuiltins\nexec\n(V" + f"open({str(marker)!r}, 'w').close()".encode() + b"\ntR."
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(mx.base.MXNetError, match=r"builtins\.exec"):
+        updater.set_states(blob)
+    with pytest.raises(mx.base.MXNetError, match="not an Optimizer"):  # MXNet: the optimizer becomes "sgd"
+        updater.set_states(pickle.dumps(({}, "sgd")))
+    assert not marker.exists() and isinstance(updater.optimizer, mx.optimizer.SGD)
+
+def test_counts_and_array_sizes_are_bounded():
+    """A count parameter over JBIND_MAX_COUNT or an array over JBIND_MAX_ELEMENTS is an MXNetError; MXNet tries to build it."""
+    import pytest
+    with pytest.raises(mx.base.MXNetError, match="JBIND_MAX_COUNT"):
+        mx.sym.SliceChannel(mx.sym.Variable("x"), num_outputs=10 ** 9)
+    with pytest.raises(mx.base.MXNetError, match="JBIND_MAX_ELEMENTS"):
+        mx.sym.zeros(shape=(10 ** 6, 10 ** 6)).infer_shape()
+
+
+def test_bind_refuses_more_memory_than_the_device_has(monkeypatch):
+    """simple_bind / bind / Module.bind refuse more bytes than the device has available; MXNet starts allocating."""
+    import pytest
+    from jbind import _limits
+    monkeypatch.setattr(_limits, "available_bytes", lambda device: 64 << 20)
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4096, name="fc")
+    with pytest.raises(mx.base.MXNetError, match="available"):
+        net.simple_bind(mx.cpu(), data=(1, 8192))
+
+
+def test_recordio_index_offsets_outside_the_file_are_refused_at_open(tmp_path):
+    """An .idx offset outside the .rec is an MXNetError when the reader opens; MXNet's read_idx fails or returns None later."""
+    import pytest
+    rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
+    w = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    w.write_idx(0, b"abc")
+    w.close()
+    with open(idx, "w") as f:
+        f.write("0\t1000\n")
+    with pytest.raises(mx.base.MXNetError, match="outside"):
+        mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+
+def test_autograd_backward_replays_ops_in_their_recorded_mode():
+    """autograd.backward(train_mode=...) does not change how recorded ops replay (Dropout keeps its mask)."""
+    x = mx.nd.ones((8, 8))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=0.5)
+    y.backward(train_mode=False)
+    np.testing.assert_array_equal(x.grad.asnumpy(), y.asnumpy())
+
+
+def test_autograd_get_symbol_refuses_create_graph_results():
+    """autograd.get_symbol of a grad(create_graph=True) result raises MXNetError (MXNet shows its backward ops)."""
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sin(x)
+    dx = mx.autograd.grad(y, x, create_graph=True)
+    try:
+        mx.autograd.get_symbol(dx)
+    except mx.base.MXNetError as e:
+        assert "no Symbol form" in str(e)
+    else:
+        raise AssertionError("get_symbol of a create_graph result should raise")
+
+
 def test_gluon_has_no_sparse_storage_and_embedding_sparse_grad_stays_dense():
     """Gluon: a sparse Parameter is an MXNetError; Embedding(sparse_grad=True) keeps a dense gradient."""
     from jbind import gluon

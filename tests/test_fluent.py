@@ -30,7 +30,6 @@ SKIP_SYMBOL = {
 }
 SKIP_NDARRAY = {
     "handle",  # MXNet's C handle: jbind arrays hold a jax.Array (`.data`)
-    "attach_grad", "grad", "backward", "detach",  # mx.autograd is not implemented
 }
 
 

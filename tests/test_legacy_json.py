@@ -244,7 +244,7 @@ def _graphs(draw):
         doc["attrs"] = {"mxnet_version": ["int", version]}
     for _ in range(draw(st.integers(0, 3))):
         node = draw(st.sampled_from(nodes))
-        what = draw(st.sampled_from(["src", "index", "drop", "op", "head", "version"]))
+        what = draw(st.sampled_from(["src", "index", "drop", "op", "head", "version", "hint"]))
         if what in ("src", "index", "drop") and node["inputs"]:
             inp = draw(st.sampled_from(node["inputs"]))
             if what == "drop":
@@ -255,6 +255,10 @@ def _graphs(draw):
             node["op"] = draw(st.sampled_from(sorted(_OPS) + ["null", "NoSuchOp", ""]))
         elif what == "head":
             doc["heads"].append([draw(st.integers(-1, len(nodes))), draw(st.integers(-1, 2))])
+        elif what == "hint":  # a variable's shape or dtype hint: any text, never evaluated
+            key = draw(st.sampled_from(["__shape__", "__dtype__"]))
+            value = draw(st.one_of(st.text(max_size=10), st.lists(st.integers(-2, 2 ** 40), max_size=3).map(str)))
+            node.setdefault(draw(st.sampled_from(["attrs", "attr", "param"])), {})[key] = value
         elif what == "version":
             doc["attrs"] = {"mxnet_version": draw(st.sampled_from([["int", 1.5], "1.9", ["int"], None]))}
     return json.dumps(doc)
@@ -270,3 +274,8 @@ def test_fuzzed_graph_structure_loads_or_raises_mxnet_error(text):
         return
     sym.list_arguments(), sym.list_auxiliary_states(), sym.list_outputs()
     assert mx.sym.load_json(sym.tojson()).fingerprint == sym.fingerprint
+    for infer in (sym.infer_shape_partial, sym.infer_type_partial):
+        try:
+            infer()
+        except mx.base.MXNetError as e:
+            assert str(e)

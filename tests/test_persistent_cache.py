@@ -4,14 +4,15 @@ compiling with exactly one PersistentCacheWarning, correct results and no crash.
 
 The cache is enabled in this process and disabled again after each test; each test
 compiles a graph of its own size so that nothing comes from jbind's in-memory cache.
-Faults are made in both layers of the folder: JAX's cache entries (`*-cache`, written
-with Path.write_bytes) and jbind's executable store (written with io_util's atomic
-writer, through tempfile.mkstemp).
+Faults are made in both layers of the folder: JAX's cache entries (`*-cache`) and jbind's
+executable store, both written with io_util's atomic writer (through tempfile.mkstemp),
+and Path.write_bytes, which JAX itself writes with, for good measure.
 """
 import errno
 import hashlib
 import os
 import pathlib
+import struct
 import tempfile
 
 import numpy as np
@@ -76,8 +77,9 @@ def _fail_writes(monkeypatch, path, code, partial=False):
 
 
 def _checksummed(f) -> bool:
-    data = f.read_bytes()
-    return data[:4] == b"JBC1" and hashlib.sha256(data[36:]).digest() == data[4:36]
+    """jbind's header: magic, then SHA-256 over the length-prefixed key (the file's name) and the body."""
+    data, key = f.read_bytes(), f.name[:-len("-cache")].encode()
+    return data[:4] == b"JBC2" and hashlib.sha256(struct.pack("<I", len(key)) + key + data[36:]).digest() == data[4:36]
 
 
 def _ours(record):

@@ -8,27 +8,26 @@ dtypes, grad_req, mode, devices) and of everything else the program depends on (
 jbind sources, the JAX and jaxlib versions, XLA flags, x64 mode, the devices): a
 restarted process finds the executable before tracing anything.
 
-Entries carry a SHA-256 of their bytes; a corrupt, truncated or unreadable entry is a
-miss (removed, then rewritten by the fresh compile), and a folder that cannot be written
-gives one `PersistentCacheWarning`, as the rest of the persistent cache does. The folder
-is trusted like the rest of it: entries are Python pickles of the serialized executable
-and its argument trees.
+Entries (format in `_entry`) carry a SHA-256 over their key and bytes; a corrupt,
+truncated or unreadable entry, or one filed under another key, is a miss (removed, then
+rewritten by the fresh compile), and a folder that cannot be written gives one
+`PersistentCacheWarning`, as the rest of the persistent cache does. Reading an entry
+resolves only a fixed list of JAX data types: nothing in it names code to run. A hit
+refreshes the entry's time, and each write evicts least recently used entries beyond
+`JBIND_CACHE_MAX_BYTES`.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import os
-import pickle
 import threading
 
 import jax
 
 from ..io_util import atomic_write_bytes
-from . import persistent
+from . import _entry, _folder, persistent
 
-_MAGIC = b"JBX1"
-_HEADER = len(_MAGIC) + 32
 counts = {"loaded": 0, "saved": 0, "rejected": 0}  # this process's store traffic (tests, reports)
 _local = threading.local()
 _listening: list = []
@@ -191,19 +190,16 @@ def load(key):
     except OSError as e:
         persistent._warn_once(folder, f"cannot read {path} ({type(e).__name__}: {e})")
         return None
-    body = blob[_HEADER:]
-    if blob[:len(_MAGIC)] != _MAGIC or hashlib.sha256(body).digest() != blob[len(_MAGIC):_HEADER]:
-        return _reject(folder, path, "corrupt or truncated")
     devices = _devices_of(key)
     if devices is None:
         return None
     try:
-        from jax.experimental import serialize_executable
-        payload, in_tree, out_tree = pickle.loads(body)
-        compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree,
-                                                             execution_devices=devices)
-    except Exception as e:  # an entry this JAX cannot load: compile instead, and replace it
-        return _reject(folder, path, f"unloadable ({type(e).__name__})")
+        compiled = _entry.decode(blob, _digest(key), devices)
+    except _entry.BadEntry as e:  # compile instead, and replace it
+        return _reject(folder, path, str(e))
+    if compiled is None:
+        return _reject(folder, path, "another key's")
+    _folder.touch(path)
     counts["loaded"] += 1
     return compiled
 
@@ -213,16 +209,16 @@ def save(key, compiled) -> None:
     folder = persistent.persistent_cache_dir()
     if folder is None or not isinstance(compiled, jax.stages.Compiled):
         return
-    try:
-        from jax.experimental import serialize_executable
-        body = pickle.dumps(serialize_executable.serialize(compiled), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an executable JAX cannot serialize: it stays in memory only
+    blob = _entry.encode(_digest(key), compiled)
+    if blob is None:  # an executable JAX cannot serialize: it stays in memory only
         return
     try:
-        atomic_write_bytes(_file(folder, key), _MAGIC + hashlib.sha256(body).digest() + body)
+        atomic_write_bytes(_file(folder, key), blob)
         counts["saved"] += 1
     except OSError as e:
         persistent._warn_once(folder, f"cannot write executables ({type(e).__name__}: {e})")
+        return
+    _folder.evict(folder)
 
 
 def _reject(folder: str, path: str, why: str):

@@ -6,8 +6,11 @@ they are. Both then build the same Executor.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _limits
 from .._memo import Memo
 from ..base import MXNetError, fmt_shape, np_dtype
 from ..context import Context, check_group2ctx, current_context
@@ -101,6 +104,15 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     s_args = shared_exec.arg_dict if shared_exec is not None else {}
     s_grads = shared_exec.grad_dict if shared_exec is not None else {}
     s_aux = shared_exec.aux_dict if shared_exec is not None else {}
+    new_bytes = plan.state_bytes + plan.out_bytes
+    if shared_exec is not None and new_bytes >= _limits.SMALL:  # what the shared executor holds is not new
+        for (name, shape), dt, req in zip(plan.shapes, plan.np_dtypes, plan.grad_req + (None,) * len(g.aux_names)):
+            size = math.prod(shape) * dt.itemsize
+            if req is None:
+                new_bytes -= size if name in s_aux else 0
+            elif name in shared_names and name in s_args:
+                new_bytes -= size * (1 + (req != "null" and s_grads.get(name) is not None))
+    _limits.check_fits(f"simple_bind of {sym.name or 'a group'!r} on {ctx}", new_bytes, dev)
     args, grads, aux = [], [], []
     for (name, shape), dt, req in zip(plan.shapes[:n], plan.np_dtypes[:n], plan.grad_req):
         if name in shared_names and name in s_args:
@@ -172,4 +184,5 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
             raise MXNetError(f"bind: gradient array for {n!r} has shape {gr.shape}, argument has {a.shape}")
     plan = make_plan(sym, tuple(a.shape for a in arg_list + aux_list),
                      tuple(np.dtype(a.dtype).name for a in arg_list + aux_list), reqs)
+    _limits.check_fits(f"bind of {sym.name or 'a group'!r} on {ctx}", plan.out_bytes, ctx.jax_device)
     return Executor(sym, ctx, arg_list, grad_list, aux_list, plan)

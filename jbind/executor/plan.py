@@ -4,6 +4,7 @@ costs dictionary lookups, not inference."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -24,6 +25,8 @@ class Plan:
     add: tuple           # per argument: grad_req 'add'
     no_head: tuple       # per output: takes no head gradient (loss head or integer output)
     np_dtypes: tuple     # numpy dtypes of `dtypes`, for fast checks at bind time
+    state_bytes: int = 0  # arguments, their gradients (grad_req not null) and aux states
+    out_bytes: int = 0    # the outputs
 
 
 def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
@@ -40,7 +43,10 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     diff = tuple(r != "null" and np.issubdtype(np.dtype(t), np.inexact) for r, t in zip(grad_req, dtypes))
     no_head = tuple(bool(node.op is not None and node.op.is_loss) or not np.issubdtype(t, np.inexact)
                     for (node, _), t in zip(sym._heads, out_t))
+    sizes = [math.prod(s) * np.dtype(t).itemsize for s, t in zip(shapes, dtypes)]
+    state = sum(sizes) + sum(b for b, r in zip(sizes, grad_req) if r != "null")
+    out = sum(math.prod(s) * np.dtype(t).itemsize for s, t in zip(out_s, out_t) if s is not None and t is not None)
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
                 grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
-                tuple(np.dtype(t) for t in dtypes))
+                tuple(np.dtype(t) for t in dtypes), state, out)
     return _PLANS.put(key, plan)

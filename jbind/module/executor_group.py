@@ -10,6 +10,7 @@ import logging
 import jax
 import numpy as np
 
+from .. import _limits
 from .._memo import Memo
 from ..base import MXNetError, np_dtype
 from ..executor.bind import _simple_plan
@@ -158,6 +159,9 @@ class DataParallelExecutorGroup:
         self.execs = []
         for i, (ctx, plan) in enumerate(zip(self.contexts, p.plans)):
             dev = store.devices[i]
+            fresh = shared_group is None and not reshape  # else the parameters exist already
+            _limits.check_fits(f"binding {self.symbol.name or 'a group'!r} on {ctx}",
+                               plan.out_bytes + (plan.state_bytes if fresh else 0), dev)
             n = len(p.arg_names)
             args, grads, aux = [], [], []
             for k, ((name, shape), dt, req) in enumerate(zip(plan.shapes[:n], plan.np_dtypes[:n], plan.grad_req)):

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _fluent
+from ..autograd._state import STATE as _AG
 from ..base import MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 
@@ -48,7 +49,9 @@ class NDArray:
     writes into a slice do not reach the parent array.
     """
 
-    __slots__ = ("_data", "__weakref__")
+    # `_ag` (set only under autograd: a recorded entry or a marked variable) is left unset
+    # otherwise, so creating an array costs what it did before autograd existed.
+    __slots__ = ("_data", "_ag", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data):
@@ -112,6 +115,8 @@ class NDArray:
         self._data.block_until_ready()
 
     def copy(self) -> "NDArray":
+        if _AG.recording:
+            return _recorded.call("_copy", self)
         return NDArray(self._data.copy())
 
     def copyto(self, other):
@@ -133,6 +138,8 @@ class NDArray:
         dt = np_dtype(dtype)
         if not copy and dt == np.dtype(self._data.dtype):
             return self
+        if _AG.recording:
+            return _recorded.call("Cast", self, dtype=dt.name)
         return NDArray(self._data.astype(dt))
 
     def reshape(self, *shape, **kwargs) -> "NDArray":
@@ -147,6 +154,8 @@ class NDArray:
             target = reshape_target(self.shape, tuple(shape), reverse)
         except ValueError as e:
             raise MXNetError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
+        if _AG.recording:
+            return _recorded.call("Reshape", self, shape=tuple(target))
         return NDArray(self._data.reshape(target))
 
     def broadcast_to(self, shape) -> "NDArray":
@@ -211,14 +220,18 @@ class NDArray:
         return jax.device_put(v, dev)
 
     def __setitem__(self, key, value):
+        if _AG.recording and _recorded.setitem(self, key, value):
+            return
         if isinstance(key, slice) and key == slice(None):
             self._data = self._coerce(value, self.shape)
             return
         key = _index(key)
         if isinstance(value, NDArray):
             value = value._data
-        try:
-            self._data = self._data.at[key].set(jnp.asarray(value, dtype=self._data.dtype))
+        v = jnp.asarray(value, dtype=self._data.dtype)
+        lead = next((i for i, d in enumerate(v.shape) if d != 1), v.ndim)
+        try:  # leading 1-dims broadcasting would add back are dropped, as numpy does
+            self._data = self._data.at[key].set(v.reshape(v.shape[lead:]) if lead else v)
         except (IndexError, TypeError, ValueError) as e:
             raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
 
@@ -240,6 +253,8 @@ class NDArray:
 
     def __getitem__(self, key) -> "NDArray":
         key = _index(key)
+        if _AG.recording:
+            return _recorded.getitem(self, key)
         try:
             return NDArray(self._data[key])
         except (IndexError, TypeError) as e:
@@ -264,6 +279,8 @@ class NDArray:
 
     # --- arithmetic ---------------------------------------------------------------------
     def _op(self, other, fn, reverse=False):
+        if _AG.recording and fn in _recorded.BINARY:
+            return _recorded.binary(self, other, fn, reverse)
         o = other._data if isinstance(other, NDArray) else other
         if isinstance(o, np.ndarray):
             o = jnp.asarray(o)
@@ -275,6 +292,8 @@ class NDArray:
         return NDArray(fn(a, b))
 
     def _iop(self, other, fn):
+        if _AG.recording:
+            raise MXNetError(f"{_recorded.INPLACE_ERROR}; write `x = x + y` instead of `x += y` inside record()")
         res = self._op(other, fn)
         if res is NotImplemented:
             return res
@@ -297,8 +316,8 @@ class NDArray:
     def __isub__(self, o): return self._iop(o, jnp.subtract)
     def __imul__(self, o): return self._iop(o, jnp.multiply)
     def __itruediv__(self, o): return self._iop(o, jnp.divide)
-    def __neg__(self): return NDArray(-self._data)
-    def __abs__(self): return NDArray(jnp.abs(self._data))
+    def __neg__(self): return _recorded.call("negative", self) if _AG.recording else NDArray(-self._data)
+    def __abs__(self): return _recorded.call("abs", self) if _AG.recording else NDArray(jnp.abs(self._data))
 
     def _cmp(self, o, fn):
         res = self._op(o, fn)
@@ -325,6 +344,8 @@ def _index(key):
         return np.asarray(key._data).astype(np.int64)
     if isinstance(key, tuple):
         return tuple(_index(k) for k in key)
+    if isinstance(key, list):  # an index array, as numpy and MXNet read a list
+        return np.asarray(key)
     return key
 
 
@@ -375,6 +396,8 @@ def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs)
 
 
 def concat(*arrays, dim=1) -> NDArray:
+    if _AG.recording:
+        return _recorded.call("Concat", *arrays, dim=dim)
     return NDArray(jnp.concatenate([a._data for a in arrays], axis=dim))
 
 
@@ -389,3 +412,5 @@ def _fluent_call(op_name, arr, args, kwargs):
 
 
 _fluent.install(NDArray, _fluent_call, "mx.nd")
+from . import _recorded  # noqa: E402 (it needs NDArray's module loaded)
+_recorded.install(NDArray)

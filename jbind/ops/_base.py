@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal, Optional, Sequence
 
 import numpy as np
 
+from .. import _limits
 from .._memo import stable_hash
 from ..base import MXNetError, ParamError
 
@@ -133,6 +134,9 @@ class Op:
             except (ValueError, SyntaxError, TypeError) as e:
                 raise ParamError(f"{cls.name}: cannot parse parameter {k}={v!r} as "
                                  f"{_type_name(hints[k])}: {e}") from None
+        for k in _limits.COUNT_PARAMS:  # checked before an op builds a tuple of that many names
+            if k in values:
+                _limits.check_count(cls.name, k, values[k])
         missing = [n for n, f in known.items() if n not in values
                    and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
         if missing:
@@ -146,7 +150,7 @@ class Op:
     # Equality, hash and repr over the parameter values, written once here rather than
     # generated for every op class (dataclass code generation was a fifth of `import jbind`).
     def _values(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+        return tuple(getattr(self, f.name) for f in fields(self))
 
     def __eq__(self, other):
         return type(other) is type(self) and self._values() == other._values()
@@ -155,7 +159,7 @@ class Op:
         return hash((type(self), self._values()))
 
     def __repr__(self):
-        args = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        args = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
         return f"{type(self).__qualname__}({args})"
 
     def hash_key(self) -> int:
@@ -165,7 +169,7 @@ class Op:
         so hashing the values would give softmax(axis=-1) and softmax(axis=-2) one key."""
         k = self.__dict__.get("_jbind_key")
         if k is None:
-            k = stable_hash(repr((self.name, tuple(getattr(self, f.name) for f in dataclasses.fields(self)))))
+            k = stable_hash(repr((self.name, tuple(getattr(self, f.name) for f in fields(self)))))
             object.__setattr__(self, "_jbind_key", k)
         return k
 
@@ -183,6 +187,15 @@ def _hints(cls) -> dict:
 
 def _type_name(t) -> str:
     return getattr(t, "__name__", None) or str(t).replace("typing.", "")
+
+
+def literal(s: str):
+    """A Python literal from a parameter string: `ast.literal_eval`, which never runs code;
+    its parser's own limits (a 100,000-deep `----1` exhausts its stack) become ValueError."""
+    try:
+        return ast.literal_eval(s)
+    except (MemoryError, RecursionError):
+        raise ValueError("too deeply nested") from None
 
 
 def parse_value(t, v):
@@ -210,7 +223,7 @@ def parse_value(t, v):
         return bool(v)
     if t is int:
         if isinstance(v, str):
-            v = ast.literal_eval(v.strip())
+            v = literal(v.strip())
         if isinstance(v, float) and not v.is_integer():
             raise ValueError("not an integer")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
@@ -228,7 +241,7 @@ def parse_value(t, v):
     if origin is tuple or t is tuple:  # shapes and axis lists: "(2, 3)", "[2,3]", "2", 2
         if isinstance(v, str):
             s = v.strip()
-            v = ast.literal_eval(s) if s else ()
+            v = literal(s) if s else ()
         if v is None:
             return ()
         if isinstance(v, (int, np.integer)):
@@ -279,9 +292,17 @@ def made(cls):
     return cls
 
 
+_FIELDS: dict = {}
+
+
 def fields(cls) -> tuple:
-    """`dataclasses.fields` of an op class or instance."""
-    return dataclasses.fields(made(cls) if isinstance(cls, type) else cls)
+    """`dataclasses.fields` of an op class or instance (memoized per class: loading a
+    100,000-node graph asks 300,000 times)."""
+    c = cls if isinstance(cls, type) else type(cls)
+    f = _FIELDS.get(c)
+    if f is None:
+        f = _FIELDS[c] = dataclasses.fields(made(c))
+    return f
 
 
 FLOATS = ("float16", "float32", "float64")

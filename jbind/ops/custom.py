@@ -13,7 +13,10 @@ cannot be written to a file: lowering tells the executable store not to keep it.
 """
 from __future__ import annotations
 
+import collections
 import inspect
+import itertools
+import threading
 from typing import NamedTuple
 
 import jax
@@ -325,18 +328,41 @@ def _zeros(spec):
     return NDArray(cached_zeros(spec.shape, spec.dtype, _cpu0()))
 
 
-_FAILED: list = []  # the last error the user's code raised in a callback (JAX re-raises its text)
+# Errors the user's code raised in callbacks, by the text JAX re-raises them with (the
+# callback runs on an XLA thread, not the caller's: the text is what ties the two). Several
+# threads may fail at once, so each error has its own entry (a list per text); entries
+# nobody claims (a callback whose caller went away) are dropped past _KEEP of them.
+_FAILED: "collections.OrderedDict[str, list]" = collections.OrderedDict()
+_FAILED_LOCK = threading.Lock()
+_KEEP = 256
+_TOKENS = itertools.count()
 
 
-def _fail(error: MXNetError):
-    _FAILED[:] = [error]
+def _fail(error: MXNetError, original: BaseException | None = None):
+    """Raise `error` out of a callback; the caller gets `original` (a KeyboardInterrupt or
+    SystemExit, which JAX would turn into its runtime error) or else `error` itself."""
+    with _FAILED_LOCK:
+        same = _FAILED.setdefault(str(error), [])
+        same.append(error if original is None else original)
+        del same[:-_KEEP]
+        while len(_FAILED) > _KEEP:
+            _FAILED.popitem(last=False)
     raise error
 
 
-def host_error(e: Exception) -> Exception:
-    """The MXNetError a callback raised, for the JAX runtime error that carried it (else `e`)."""
-    failed = _FAILED[:] and _FAILED.pop()
-    return failed if failed and str(failed) in str(e) else e
+def host_error(e: Exception) -> BaseException:
+    """The exception a callback raised, for the JAX runtime error that carried it (else `e`)."""
+    text = str(e)
+    with _FAILED_LOCK:
+        hits = [msg for msg in _FAILED if msg in text]
+        if not hits:
+            return e
+        msg = max(hits, key=len)  # another error's text may be a prefix of this one's
+        errors = _FAILED[msg]
+        got = errors.pop(0)
+        if not errors:
+            del _FAILED[msg]
+        return got
 
 
 def _run_user(who, what, fn, **kwargs):
@@ -344,6 +370,9 @@ def _run_user(who, what, fn, **kwargs):
         fn(**kwargs)
     except Exception as e:
         _fail(MXNetError(f"{who}: {what} raised {type(e).__name__}: {e}"))
+    except BaseException as e:  # KeyboardInterrupt, SystemExit: the caller gets them as they are
+        _fail(MXNetError(f"{who}: {what} interrupted by {type(e).__name__} "
+                         f"(#{next(_TOKENS)} {threading.get_ident()})"), e)
 
 
 def _result(who, what, name, h, spec):

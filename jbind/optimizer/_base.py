@@ -134,7 +134,7 @@ class Optimizer:
             attr, arg_names = self.sym_info
             for name in arg_names:
                 if name in attr and "__lr_mult__" in attr[name]:
-                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+                    self.lr_mult[name] = _mult(name, "__lr_mult__", attr[name]["__lr_mult__"])
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
@@ -147,7 +147,7 @@ class Optimizer:
             attr, arg_names = self.sym_info
             for name in arg_names:
                 if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+                    self.wd_mult[name] = _mult(name, "__wd_mult__", attr[name]["__wd_mult__"])
         self.wd_mult.update(args_wd_mult)
 
     def _set_current_context(self, device_id: int) -> None:
@@ -357,12 +357,16 @@ class Updater:
 
     def set_states(self, states: bytes) -> None:
         """Load states (and the optimizer, if it was dumped) from `get_states`' bytes or
-        from MXNet's (`Module.save_optimizer_states`)."""
-        states = _states.loads(states)
-        if isinstance(states, tuple) and len(states) == 2:
-            self.states, self.optimizer = states
-        else:
-            self.states = states
+        from MXNet's (`Module.save_optimizer_states`).
+
+        The bytes are data: only arrays, numbers, containers and jbind's optimizers and
+        schedulers are read from them (anything else is an `MXNetError` naming it), and what
+        was read is checked before it replaces this updater's states or optimizer.
+        """
+        states, optimizer = _states.unpack(_states.loads(states))
+        self.states = states
+        if optimizer is not None:
+            self.optimizer = optimizer
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
@@ -376,3 +380,11 @@ class Updater:
 def get_updater(optimizer: Optimizer) -> Updater:
     """An `Updater` closure over `optimizer`, as MXNet's."""
     return Updater(optimizer)
+
+
+def _mult(name: str, key: str, text) -> float:
+    """A symbol's `__lr_mult__` / `__wd_mult__` attribute (data, from a symbol file) as a float."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise MXNetError(f"variable {name!r}: its {key} attribute {str(text)[:40]!r} is not a number") from None

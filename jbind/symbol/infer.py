@@ -8,12 +8,13 @@ or dtype that is not known at all is None.
 """
 from __future__ import annotations
 
-import ast
 import collections
+import re
 import warnings
 
 import numpy as np
 
+from .. import _limits
 from .._memo import Memo
 from ..base import DTYPE_MX_TO_NP, DTypeError, MXNetError, ShapeError, fmt_shape, np_dtype
 from .graph import Graph, graph_of
@@ -117,6 +118,8 @@ def propagate(g: Graph, kind: _Kind, initial: dict[int, object]):
             if type(v) is type(old) and v == old:  # the common case: the rule confirms what is known
                 continue
             v = _norm(kind, v)
+            if kind is SHAPE:
+                _limits.check_elements(f"{node.op.name} '{node.name}'", v)
             try:
                 new = kind.unify(old, v)
             except ValueError:
@@ -216,20 +219,51 @@ def _parse_given(kind, name, v):
     if kind is SHAPE:
         try:
             shape = tuple(int(d) for d in v)
-        except TypeError:
+        except (TypeError, ValueError, OverflowError):
             raise ShapeError(f"shape for {name!r} must be a tuple of ints, got {v!r}") from None
         if any(d < 0 for d in shape):
             raise ShapeError(f"shape for {name!r} has a negative dimension: {shape}")
+        _limits.check_elements(f"shape for {name!r}", shape)
         return shape
     return np_dtype(v)
+
+
+# A `__shape__` hint: "(2, 3)", "[2,3]", "(5,)", "()", Python 2's "(2L, 3L)". Parsed by
+# this pattern, never evaluated; a dimension of 0 is unknown (MXNet 1.x's convention).
+_SHAPE_HINT = re.compile(r"\s*[(\[]\s*(\d+L?(\s*,\s*\d+L?)*\s*,?)?\s*[)\]]\s*")
+
+
+def parse_shape_hint(text, where: str) -> tuple:
+    """`text`, a variable's `__shape__` attribute, as a tuple of ints; MXNetError naming
+    `where` if it is not a list of non-negative integers or is over the element limit."""
+    if not isinstance(text, str) or len(text) > 4096 or not _SHAPE_HINT.fullmatch(text):
+        raise ShapeError(f"{where}: __shape__ {_clip(text)} is not a shape (a tuple of non-negative "
+                         "integers such as \"(2, 3)\")")
+    shape = tuple(int(d.strip().rstrip("L")) for d in text.strip()[1:-1].split(",") if d.strip())
+    _limits.check_elements(where, shape)
+    return shape
+
+
+def parse_dtype_hint(text, where: str) -> np.dtype:
+    """`text`, a variable's `__dtype__` attribute (MXNet's dtype code, "0" for float32)."""
+    code = text.strip() if isinstance(text, str) else None
+    if code is None or not code.isdigit() or len(code) > 2 or int(code) not in DTYPE_MX_TO_NP:
+        raise DTypeError(f"{where}: __dtype__ {_clip(text)} is not one of MXNet's dtype codes "
+                         f"({', '.join(f'{k}={np.dtype(v).name}' for k, v in DTYPE_MX_TO_NP.items())})")
+    return np.dtype(DTYPE_MX_TO_NP[int(code)])
+
+
+def _clip(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def _hint(node, kind):
     if kind is SHAPE:
         s = node.attrs.get("__shape__")
-        return tuple(ast.literal_eval(s)) if s else None
+        return parse_shape_hint(s, f"Variable '{node.name}'") if s else None
     t = node.attrs.get("__dtype__")
-    return np.dtype(DTYPE_MX_TO_NP[int(t)]) if t else None
+    return parse_dtype_hint(t, f"Variable '{node.name}'") if t else None
 
 
 def infer(sym, kind: _Kind, args, kwargs):

@@ -1,0 +1,20 @@
+"""`mx.autograd`: record NDArray operations and differentiate them.
+
+Not a second engine: while `record()` is on, every registered op an NDArray program
+runs (through `mx.nd.*`, NDArray arithmetic, indexing and fluent methods) is put on a
+tape with its `Op`; `backward` and `grad` replay the tape with the ops' own lowerings
+as one jitted JAX function and differentiate it with `jax.vjp`, so each op's gradient
+(loss heads' MXNet gradients included) is the one the symbolic executor uses.
+
+Differences from MXNet: the replay runs each recorded op in the mode it was recorded
+in (the `train_mode` argument of `backward` / `grad` changes nothing), and `get_symbol`
+cannot express `Function` or `grad(create_graph=True)` nodes.
+"""
+from ._backward import backward, grad
+from ._function import Function
+from ._state import (is_recording, is_training, pause, predict_mode, record, set_recording, set_training,
+                     train_mode)
+from ._tape import get_symbol, mark_variables
+
+__all__ = ["Function", "backward", "get_symbol", "grad", "is_recording", "is_training", "mark_variables", "pause",
+           "predict_mode", "record", "set_recording", "set_training", "train_mode"]
