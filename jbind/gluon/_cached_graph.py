@@ -211,7 +211,9 @@ class CachedGraph:
         outs, new_aux = fn(tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays), kdata)
         results = [NDArray(o) for o in outs]
         if _autograd_flag("is_recording"):
-            autograd_module().record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
+            ag = autograd_module()  # record_call lives in autograd's tape module
+            record_call = getattr(ag, "record_call", None) or ag._tape.record_call
+            record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
                                  "HybridBlock")
         for (is_data, _), held, new in zip(self._aux, aux_arrays, new_aux):
             if not is_data:  # running statistics move as in MXNet's training forward
