@@ -1,5 +1,6 @@
 """Each deliberate difference from MXNet 1.x, one test each (listed in the README)."""
 import numpy as np
+import pytest
 
 import jbind as mx
 
@@ -578,3 +579,34 @@ def test_operators_left_out_are_listed_and_absent():
     names = re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", line)
     assert len(names) > 20
     assert not [n for n in names if n in REGISTRY or n in ALIASES]
+
+
+def test_gluon_has_no_sparse_storage_and_embedding_sparse_grad_stays_dense():
+    """Gluon: a sparse Parameter is an MXNetError; Embedding(sparse_grad=True) keeps a dense gradient."""
+    from jbind import gluon
+    with pytest.raises(mx.MXNetError, match="dense arrays only"):
+        gluon.Parameter("w", shape=(2, 2), stype="row_sparse")
+    with pytest.raises(mx.MXNetError, match="dense arrays only"):
+        gluon.Parameter("w", shape=(2, 2), grad_stype="row_sparse")
+    emb = gluon.nn.Embedding(5, 2, sparse_grad=True)
+    emb.initialize()
+    assert emb.weight.grad().shape == (5, 2) and emb.weight.grad().stype == "default"
+    assert emb(mx.nd.array([0, 4])).shape == (2, 2)
+    with pytest.raises(mx.MXNetError, match="row_sparse"):
+        emb.weight.row_sparse_data(mx.nd.array([0]))
+
+
+def test_gluon_optimize_for_is_refused():
+    """HybridBlock.optimize_for is an MXNetError: jbind has no subgraph backends, XLA compiles the block."""
+    from jbind import gluon
+    with pytest.raises(mx.MXNetError, match="no subgraph backends"):
+        gluon.nn.Dense(2).optimize_for(mx.nd.ones((1, 2)), backend="MKLDNN")
+
+
+def test_gluon_download_never_reaches_the_network(tmp_path):
+    """gluon.utils.download returns a file already there and is an MXNetError otherwise."""
+    from jbind.gluon import utils
+    (tmp_path / "f.bin").write_bytes(b"x")
+    assert utils.download("http://example.com/f.bin", path=str(tmp_path)) == str(tmp_path / "f.bin")
+    with pytest.raises(mx.MXNetError, match="does not download"):
+        utils.download("http://example.com/g.bin", path=str(tmp_path))

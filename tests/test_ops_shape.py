@@ -84,6 +84,8 @@ CASES = [
          lambda a, b, c: [np.concatenate([a, b, c], axis=1)], {"a": (2, 1, 2), "b": (2, 3, 2), "c": (2, 2, 2)}),
     Case("concat_neg_dim", lambda: S.concat(V("a"), V("b"), dim=-1, name="cat"),
          lambda a, b: [np.concatenate([a, b], axis=-1)], {"a": (2, 3), "b": (2, 1)}),
+    Case("rnn_param_concat", lambda: S._rnn_param_concat(V("a"), V("b"), dim=0, name="cat"),
+         lambda a, b: [np.concatenate([a, b])], {"a": (6,), "b": (4,)}),
     Case("stack", lambda: S.stack(V("a"), V("b"), axis=1, name="st"),
          lambda a, b: [np.stack([a, b], axis=1)], {"a": (2, 3), "b": (2, 3)}),
     Case("stack_neg_axis", lambda: S.stack(V("a"), V("b"), V("c"), axis=-1, name="st"),
@@ -301,6 +303,15 @@ def test_partial_rules():
     assert _rule("Concat", [(2, 0), None], [(2, 5)], num_args=2) == ([(2, 0), (2, 0)], [(2, 5)])
     assert _rule("Concat", [(0, 3), (2, 0)], num_args=2, dim=0) == ([(0, 3), (2, 3)], [(0, 3)])
     assert _rule("Concat", [(2, 3), (2, 4)], num_args=2) == ([(2, 3), (2, 4)], [(2, 7)])
+    # _rnn_param_concat (a Gluon RNN's flattened weights): one or two inputs unknown along dim
+    # share what the output leaves, so a fused RNN's parameter vector sizes its input weights
+    assert _rule("_rnn_param_concat", [(0,), (4,), (0,)], [(10,)], num_args=3, dim=0) == \
+        ([(3,), (4,), (3,)], [(10,)])
+    assert _rule("_rnn_param_concat", [(6,), (4,)], num_args=2, dim=0) == ([(6,), (4,)], [(10,)])
+    with pytest.raises(ValueError, match="exceed"):
+        _rule("_rnn_param_concat", [(0,), (12,)], [(10,)], num_args=2, dim=0)
+    with pytest.raises(ValueError, match="1 or 2"):
+        _rule("_rnn_param_concat", [(0,), (0,), (0,)], [(10,)], num_args=3, dim=0)
     # SliceChannel: the input is back-calculated from the outputs once its ndim is known
     assert _rule("SliceChannel", [(0, 0, 3)], [(2, 2, 0), None], num_outputs=2) == \
         ([(2, 4, 3)], [(2, 2, 3)] * 2)

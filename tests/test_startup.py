@@ -92,17 +92,18 @@ def test_import_leaves_optax_for_first_use():
 
 
 def test_rarely_used_modules_load_on_first_use():
-    """`import jbind` leaves mx.viz, mx.test_utils, mx.recordio, mx.profiler and the C++-style
-    iterators unloaded; the first attribute access loads them."""
+    """`import jbind` leaves mx.viz, mx.test_utils, mx.recordio, mx.profiler, mx.gluon and the
+    C++-style iterators unloaded; the first attribute access loads them."""
     code = ("import sys, jbind as mx\n"
-            "lazy = ['jbind.visualization', 'jbind.test_utils', 'jbind.recordio', 'jbind.profiler', 'jbind.io_iters']\n"
+            "lazy = ['jbind.visualization', 'jbind.test_utils', 'jbind.recordio', 'jbind.profiler', 'jbind.io_iters',\n"
+            "        'jbind.gluon']\n"
             "print([m for m in lazy if m in sys.modules])\n"
             "print(mx.viz.__name__, mx.test_utils.__name__, mx.recordio.__name__, mx.profiler.__name__,\n"
-            "      mx.io.CSVIter.__module__, mx.io.MNISTIter.__module__, 'viz' in dir(mx))")
+            "      mx.io.CSVIter.__module__, mx.io.MNISTIter.__module__, 'viz' in dir(mx), mx.gluon.nn.Dense.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]"
     assert out[1] == ("jbind.visualization jbind.test_utils jbind.recordio jbind.profiler jbind.io_iters "
-                      "jbind.io_mnist True")
+                      "jbind.io_mnist True jbind.gluon.nn.basic_layers")
 
 
 def test_op_classes_become_dataclasses_on_first_use():

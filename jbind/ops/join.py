@@ -46,6 +46,31 @@ class Concat(Op):
 
 
 @register
+class _rnn_param_concat(Concat):
+    """Concat for a fused RNN's flattened parameters (what Gluon's rnn layers emit): as
+    Concat, and when the output's size along `dim` is known, one or two inputs whose
+    size there is unknown get the rest, split evenly (MXNet's rule)."""
+
+    def infer_shape(self, ins, outs):
+        ins, outs, aux = super().infer_shape(ins, outs)
+        out = outs[0]
+        if out is None or not ins or any(s is None for s in ins):
+            return ins, outs, aux
+        ax = _axis(self.dim, len(out), "dim")
+        unknown = [i for i, s in enumerate(ins) if s[ax] == 0]
+        if not unknown or out[ax] == 0:
+            return ins, outs, aux
+        rest = out[ax] - sum(s[ax] for s in ins)
+        if rest < 0:
+            raise ValueError(f"the inputs' sizes along dim {self.dim} already exceed the output's {out[ax]}")
+        if len(unknown) > 2:
+            raise ValueError(f"expecting 1 or 2 inputs whose size along dim {self.dim} is to be inferred, "
+                             f"got {len(unknown)}")
+        ins = [s[:ax] + (rest // len(unknown),) + s[ax + 1:] if i in unknown else s for i, s in enumerate(ins)]
+        return ins, outs, aux
+
+
+@register
 class stack(Op):
     """Join same-shaped inputs along a new axis."""
     mxnet_order = ('axis', 'num_args')

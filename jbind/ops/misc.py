@@ -294,5 +294,3 @@ class multi_sum_sq(Op):
 
 # MXNet 0.x's choose_element_0index(lhs, rhs) is pick(lhs, rhs) (axis -1) by another name.
 ALIASES["choose_element_0index"] = "pick"
-# MXNet's RNN layers concatenate their parameters with `_rnn_param_concat`, Concat by another name.
-ALIASES["_rnn_param_concat"] = "Concat"

@@ -1,0 +1,94 @@
+"""`mx.gluon.utils`: splitting batches over contexts, global-norm clipping, file checks.
+
+Difference from MXNet: `download` never reaches the network (jbind runs where there is
+none); it raises MXNetError naming the URL, unless the file is already there and (when
+`sha1_hash` is given) matches.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+
+import numpy as np
+
+from .. import ndarray as nd
+from ..base import MXNetError
+from ._util import HookHandle, brief_print_list as _brief_print_list, indent as _indent, shape_is_known  # noqa: F401
+
+__all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download", "HookHandle",
+           "shape_is_known"]
+
+
+def split_data(data, num_slice: int, batch_axis: int = 0, even_split: bool = True) -> list:
+    """`data` cut into `num_slice` pieces along `batch_axis` (a list even for one piece).
+
+    With `even_split`, a size that `num_slice` does not divide is a ValueError; otherwise
+    the first `size % num_slice` pieces get one extra element."""
+    size = data.shape[batch_axis]
+    if even_split and size % num_slice != 0:
+        raise ValueError(f"data with shape {data.shape!s} cannot be evenly split into {num_slice} slices along "
+                         f"axis {batch_axis}. Use a batch size that's multiple of {num_slice} or set "
+                         "even_split=False to allow uneven partitioning of data.")
+    if num_slice > size:
+        raise ValueError(f"Too many slices for data with shape {data.shape}. Arguments are num_slice={num_slice} "
+                         f"and batch_axis={batch_axis}.")
+    each, extra = divmod(size, num_slice)
+    bounds = np.cumsum([0] + [each + 1] * extra + [each] * (num_slice - extra))
+    if batch_axis == 0:
+        return [data[int(bounds[i]):int(bounds[i + 1])] for i in range(num_slice)]
+    return [nd.slice_axis(data, axis=batch_axis, begin=int(bounds[i]), end=int(bounds[i + 1]))
+            for i in range(num_slice)]
+
+
+def split_and_load(data, ctx_list, batch_axis: int = 0, even_split: bool = True) -> list:
+    """`split_data` into `len(ctx_list)` pieces, each copied to its context."""
+    if not isinstance(data, nd.NDArray):
+        data = nd.array(data, ctx=ctx_list[0])
+    if len(ctx_list) == 1:
+        return [data.as_in_context(ctx_list[0])]
+    pieces = split_data(data, len(ctx_list), batch_axis, even_split)
+    return [p.as_in_context(c) for p, c in zip(pieces, ctx_list)]
+
+
+def clip_global_norm(arrays, max_norm: float, check_isfinite: bool = True):
+    """Scale every array in place so that their joint 2-norm is at most `max_norm`.
+
+    Returns the norm before scaling: a float, or (with `check_isfinite=False`, which skips
+    the blocking read) an NDArray of shape (1,). A nan or inf norm warns."""
+    if not arrays:
+        raise MXNetError("clip_global_norm: no arrays given")
+    ctx = arrays[0].context
+    squares = [nd.dot(a.reshape((-1,)), a.reshape((-1,))).as_in_context(ctx) for a in arrays]
+    total = nd.sqrt(nd.add_n(*squares))
+    if check_isfinite and not np.isfinite(total.asscalar()):
+        warnings.warn(UserWarning("nan or inf is detected. Clipping results will be undefined."), stacklevel=2)
+    scale = max_norm / (total + 1e-8)
+    scale = nd.min(nd.concat(scale, nd.ones(1, ctx=ctx), dim=0))
+    for a in arrays:
+        a *= scale.as_in_context(a.context)
+    return total.asscalar() if check_isfinite else total
+
+
+def check_sha1(filename: str, sha1_hash: str) -> bool:
+    """True when the SHA-1 of the file's bytes is `sha1_hash` (hex digits)."""
+    sha1 = hashlib.sha1()
+    with open(filename, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            sha1.update(chunk)
+    return sha1.hexdigest() == sha1_hash
+
+
+def download(url: str, path=None, overwrite: bool = False, sha1_hash=None, retries: int = 5,
+             verify_ssl: bool = True) -> str:
+    """The local file for `url` if it is already at `path` (and matches `sha1_hash`);
+    otherwise MXNetError, since jbind does not download."""
+    fname = url.split("/")[-1] if path is None else (
+        os.path.join(path, url.split("/")[-1]) if os.path.isdir(os.path.expanduser(path)) else path)
+    fname = os.path.expanduser(fname)
+    if not overwrite and os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash)):
+        return fname
+    why = "is absent" if not os.path.exists(fname) else (
+        "is to be overwritten" if overwrite else "does not match sha1 " + str(sha1_hash))
+    raise MXNetError(f"download({url!r}): jbind does not download files; {fname!r} {why}. "
+                     "Fetch the file elsewhere and place it there")

@@ -1,0 +1,89 @@
+"""gluon.rnn's fused layers: MXNet's parameter names and file names, deferred input size,
+a numpy reference for one LSTM layer, and export -> load_checkpoint through
+`_rnn_param_concat`."""
+import numpy as np
+import pytest
+
+import jbind as mx
+from jbind import gluon
+from jbind.gluon import rnn
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _x(*shape, seed=0):
+    return mx.nd.array(np.random.default_rng(seed).standard_normal(shape))
+
+
+def test_parameter_names_shapes_and_saved_names(tmp_path):
+    layer = rnn.LSTM(4, num_layers=2, bidirectional=True, input_size=3, prefix="lstm_")
+    shapes = {k: p.shape for k, p in layer.collect_params().items()}
+    assert shapes["lstm_l0_i2h_weight"] == (16, 3) and shapes["lstm_r1_i2h_weight"] == (16, 8)
+    assert shapes["lstm_l1_h2h_weight"] == (16, 4) and shapes["lstm_r0_h2h_bias"] == (16,)
+    assert len(shapes) == 16
+    layer.initialize()
+    f = str(tmp_path / "l.params")
+    layer.save_parameters(f)
+    assert "_unfused.1.r_cell.i2h_weight" in mx.nd.load(f)
+    again = rnn.LSTM(4, num_layers=2, bidirectional=True, input_size=3)
+    again.load_parameters(f)
+    x = _x(5, 2, 3)
+    np.testing.assert_allclose(again(x).asnumpy(), layer(x).asnumpy(), rtol=1e-6)
+    gru = rnn.GRU(3)
+    assert sorted(gru.collect_params())[0].endswith("l0_h2h_bias") and gru.l0_i2h_weight.shape == (9, 0)
+
+
+def test_lstm_matches_numpy_and_returns_states_when_given():
+    layer = rnn.LSTM(3, layout="NTC")
+    layer.initialize(mx.init.Uniform(0.5))
+    x = _x(2, 4, 5)
+    out = layer(x).asnumpy()
+    assert out.shape == (2, 4, 3) and layer.l0_i2h_weight.shape == (12, 5)
+    wi, wh = layer.l0_i2h_weight.data().asnumpy(), layer.l0_h2h_weight.data().asnumpy()
+    b = layer.l0_i2h_bias.data().asnumpy() + layer.l0_h2h_bias.data().asnumpy()
+    h, c = np.zeros((2, 3)), np.zeros((2, 3))
+    for t in range(4):
+        g = x.asnumpy()[:, t] @ wi.T + h @ wh.T + b
+        i, f, gg, o = _sigmoid(g[:, :3]), _sigmoid(g[:, 3:6]), np.tanh(g[:, 6:9]), _sigmoid(g[:, 9:])
+        c = f * c + i * gg
+        h = o * np.tanh(c)
+        np.testing.assert_allclose(out[:, t], h, rtol=1e-4, atol=1e-5)
+    states = layer.begin_state(2)
+    assert [s.shape for s in states] == [(1, 2, 3), (1, 2, 3)]
+    out2, (h2, c2) = layer(x, states)
+    np.testing.assert_allclose(h2.asnumpy()[0], h, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="Invalid recurrent state shape"):
+        layer(x, [mx.nd.zeros((1, 3, 3)), mx.nd.zeros((1, 3, 3))])
+
+
+@pytest.mark.parametrize("make", [lambda: rnn.RNN(4, activation="tanh"), lambda: rnn.GRU(4, num_layers=2)])
+def test_hybridized_matches_imperative(make):
+    layer = make()
+    layer.initialize()
+    x = _x(3, 2, 5)
+    ref = layer(x).asnumpy()
+    layer.hybridize()
+    np.testing.assert_allclose(layer(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_exported_lstm_loads_through_rnn_param_concat(tmp_path):
+    net = gluon.nn.HybridSequential(prefix="lm_")
+    with net.name_scope():
+        net.add(gluon.nn.Embedding(10, 4), rnn.LSTM(6, num_layers=2, layout="NTC"), gluon.nn.Dense(10, flatten=False))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    tokens = mx.nd.array([[1, 2, 3], [4, 5, 9]])
+    y = net(tokens).asnumpy()
+    prefix = str(tmp_path / "lm")
+    net.export(prefix)
+    sym, args, aux = mx.model.load_checkpoint(prefix, 0)
+    assert "_rnn_param_concat" in sym.tojson()
+    mod = mx.mod.Module(sym, data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+    mod.set_params(args, aux)
+    mod.forward(mx.io.DataBatch([tokens]), is_train=False)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), y, rtol=1e-5, atol=1e-6)
+    block = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+    np.testing.assert_allclose(block(tokens).asnumpy(), y, rtol=1e-5, atol=1e-6)
