@@ -5,7 +5,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import random as _random
 from .._memo import Memo
 from ..autograd import _tape
 from ..autograd._state import STATE as _AG
@@ -14,6 +13,7 @@ from ..context import parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
+from . import _dispatch
 from .ndarray import NDArray, _dev
 
 
@@ -40,21 +40,18 @@ def invoke(op_name: str, args, kwargs):
                          f"{len(inputs)}; none given for {[a for a in slots if a not in inputs]}")
     datas = [_array(inputs[a]) for a in slots]
     _check(op_name, op, params, slots, nargs, datas)
-    recording, is_train, key = _AG.recording, _AG.training, _key(op)
+    recording, is_train = _AG.recording, _AG.training
     if recording and out is not None:
         _tape.check_not_in_graph(out)
     try:
         with jax.default_matmul_precision(matmul_precision()):
-            if datas:
-                outs, new_aux = op.lower(datas[:nargs], datas[nargs:], is_train, key)
-            else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-                with jax.default_device(_dev(parse(params.get("ctx")))):
-                    outs, new_aux = op.lower([], [], is_train, key)
+            outs, new_aux, key = _dispatch.call(op, datas, nargs, is_train,
+                                                None if datas else _dev(parse(params.get("ctx"))))
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
         held = inputs[a]
-        if isinstance(held, NDArray) and new is not held._data:
+        if isinstance(held, NDArray) and new is not None:
             held._data = new
     res = [NDArray(o) for o in outs]
     if recording:  # the op joins the tape (autograd); its aux updates above are not replayed
@@ -63,13 +60,6 @@ def invoke(op_name: str, args, kwargs):
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
-
-
-def _key(op):
-    """A sampling op's key: the seed's, folded with the next counter (each call draws anew)."""
-    if not op.random:
-        return None  # as the symbolic lowering passes them (making a key cost 0.6 ms a call)
-    return jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
 
 
 def _is_array(a) -> bool:
