@@ -5,7 +5,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import random as _random
 from .._memo import Memo
 from ..autograd import _tape
 from ..autograd._state import STATE as _AG
@@ -14,6 +13,7 @@ from ..context import context_of_device, parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
+from . import _dispatch
 from .ndarray import NDArray, _dev
 
 
@@ -45,17 +45,14 @@ def invoke(op_name: str, args, kwargs):
         _tape.check_not_in_graph(out)
     try:
         with jax.default_matmul_precision(matmul_precision()):
-            if datas:
-                outs, new_aux, key = _lower(op, datas, nargs, is_train, _context_of(datas[0]))
-            else:  # no inputs (samplers, creation ops): the output goes to ctx, as MXNet's
-                ctx = parse(params.get("ctx"))
-                with jax.default_device(_dev(ctx)):
-                    outs, new_aux, key = _lower(op, datas, nargs, is_train, ctx)
+            # a sampling op draws from the generator of the context it runs on, as MXNet's
+            ctx = _context_of(datas[0]) if datas else parse(params.get("ctx"))
+            outs, new_aux, key = _dispatch.call(op, datas, nargs, is_train, None if datas else _dev(ctx), ctx)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
         held = inputs[a]
-        if isinstance(held, NDArray) and new is not held._data:
+        if isinstance(held, NDArray) and new is not None:
             held._data = new
     res = [NDArray(o) for o in outs]
     if recording:  # the op joins the tape (autograd); its aux updates above are not replayed
@@ -64,29 +61,6 @@ def invoke(op_name: str, args, kwargs):
         out[:] = res[0]
         return out
     return res[0] if len(res) == 1 else res
-
-
-_SAMPLERS = Memo(1024)   # (op, input shapes and dtypes) -> the op's draw, compiled
-
-
-def _lower(op, datas, nargs, is_train, ctx):
-    """Run the op. A sampling op draws from the generator of the device it runs on (`ctx`,
-    None for the current context) with that generator's next counter, so each call draws
-    anew; its draw is one compiled call (key folding and sampling take many small steps
-    run one by one)."""
-    if not op.random:
-        outs, new_aux = op.lower(datas[:nargs], datas[nargs:], is_train, None)  # as the symbolic lowering
-        return outs, new_aux, None
-    key_data, counter = _random.next_draw(ctx)
-    sig = (op, nargs, is_train, tuple((d.shape, np.dtype(d.dtype).name) for d in datas))
-    fn = _SAMPLERS.get(sig)
-    if fn is None:
-        def draw(key_data, counter, *ins):
-            key = jax.random.fold_in(jax.random.wrap_key_data(key_data), counter)
-            outs, new_aux = op.lower(list(ins[:nargs]), list(ins[nargs:]), is_train, key)
-            return outs, new_aux, key  # the key too: autograd replays the same draw at backward
-        fn = _SAMPLERS.put(sig, jax.jit(draw))
-    return fn(key_data, counter, *datas)
 
 
 def _context_of(data):

@@ -49,6 +49,9 @@ class Op:
     # Takes any keyword of `mx.sym` / `mx.nd` as a parameter, as `str(value)` (Custom hands
     # them to its Prop, as MXNet's Python does).
     open_params: ClassVar[bool] = False
+    # `mx.nd` runs each call as one compiled program; False where the lowering reads its
+    # inputs' values on the host or keeps Python state per call: those run op by op.
+    imperative_jit: ClassVar[bool] = True
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:

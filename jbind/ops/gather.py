@@ -42,6 +42,7 @@ def _check_bounds(idx, dims):
 class gather_nd(Op):
     """out[y...] = data[indices[0, y...], ..., indices[M-1, y...]] for indices of shape
     (M, Y...): output shape Y... + data.shape[M:]. Negative indices count from the end."""
+    imperative_jit = False  # mx.nd checks concrete indices: MXNet's IndexError
 
     def arguments(self):
         return ("data", "indices")

@@ -1,0 +1,133 @@
+"""One compiled call per imperative op call.
+
+`mx.nd.BatchNorm(x, ...)` lowers its op inside `jax.jit` once per (op and parameters,
+train mode, input shapes, dtypes and devices, matmul precision) and then calls that
+executable: one XLA call per op call instead of one dispatch (and, on first use, one
+compile) per JAX primitive inside the op. The jitted closures live in a bounded LRU
+(`LIMIT` entries); evicting one frees its executable.
+
+What the eager lowering did and this keeps:
+- a sampling op's key is an argument (the seed's base key and the call's counter, folded
+  inside), never a constant of the executable, so every call draws anew;
+- aux states the op writes (BatchNorm's moving stats) come back as outputs, only those
+  the lowering changed (found while tracing);
+- an op with no inputs runs under `jax.default_device` of its ctx;
+- errors the lowering raises while tracing reach the caller unchanged.
+
+Ops whose lowering reads input values on the host or keeps Python state per call
+(`Op.imperative_jit = False`: gather_nd's bounds check, Custom's per-call operator) run
+op by op as before; so does an op whose lowering turns out to need concrete values
+(a concretization error while tracing marks its key eager).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import jax
+
+from .. import random as _random
+
+LIMIT = 512
+_EAGER = "eager"  # cache value: run this key op by op
+_CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+             jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
+
+_cache: "OrderedDict[tuple, object]" = OrderedDict()
+_lock = threading.Lock()
+_stats = {"traces": 0, "hits": 0, "misses": 0}
+
+
+class _Entry:
+    """A jitted closure over one op and mode, and which aux states its lowering writes."""
+    __slots__ = ("fn", "changed")
+
+    def __init__(self, op, nargs: int, is_train: bool):
+        self.changed = ()
+        rand = op.random
+
+        def run(datas, base, counter):
+            _stats["traces"] += 1
+            key = jax.random.fold_in(jax.random.wrap_key_data(base), counter) if rand else None
+            aux = list(datas[nargs:])
+            outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
+            self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
+            return tuple(outs), tuple(new_aux[i] for i in self.changed), key
+
+        self.fn = jax.jit(run)
+
+
+def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
+    """Run `op` on `datas` (arguments then aux states, jax arrays): -> (outputs, new aux
+    states, None where the op left one as it was, the random key drawn or None).
+    `device`: where an op without inputs puts its outputs; `ctx`: whose random generator a
+    sampling op draws from (None: the current context's). The caller sets the matmul
+    precision (part of the key here)."""
+    precision = jax.config.jax_default_matmul_precision
+    key = None
+    if getattr(op, "imperative_jit", True):
+        key = (type(op), op.hash_key(), bool(is_train), precision,  # hash_key: the parameters
+               tuple((d.shape, d.dtype, getattr(d, "sharding", None)) for d in datas),
+               None if datas else device)
+        with _lock:
+            entry = _cache.get(key)
+            if entry is not None:
+                _cache.move_to_end(key)
+        if entry is None:
+            entry = _put(key, _Entry(op, nargs, bool(is_train)))
+            _stats["misses"] += 1
+        else:
+            _stats["hits"] += 1
+        if entry is not _EAGER:
+            try:
+                return _run(entry, op, datas, len(datas) - nargs, device, ctx)
+            except _CONCRETE:  # the lowering needs values: op by op from now on, for this key
+                _put(key, _EAGER)
+    return _eager(op, datas, nargs, is_train, device, ctx)
+
+
+def _run(entry, op, datas, naux, device, ctx):
+    base, counter = _random.next_draw(ctx) if op.random else (None, None)
+    if datas:
+        outs, changed, key = entry.fn(datas, base, counter)
+    else:
+        with jax.default_device(device):
+            outs, changed, key = entry.fn(datas, base, counter)
+    new_aux = [None] * naux
+    for i, a in zip(entry.changed, changed):
+        new_aux[i] = a
+    return list(outs), new_aux, key
+
+
+def _eager(op, datas, nargs, is_train, device, ctx):
+    key = None
+    if op.random:  # the generator's key, folded with its next counter (each call draws anew)
+        key_data, counter = _random.next_draw(ctx)
+        key = jax.random.fold_in(jax.random.wrap_key_data(key_data), counter)
+    aux = datas[nargs:]
+    if datas:
+        outs, new_aux = op.lower(datas[:nargs], aux, is_train, key)
+    else:
+        with jax.default_device(device):
+            outs, new_aux = op.lower([], [], is_train, key)
+    return list(outs), [n if n is not a else None for a, n in zip(aux, new_aux)], key
+
+
+def _put(key, value):
+    with _lock:
+        _cache[key] = value
+        _cache.move_to_end(key)
+        while len(_cache) > LIMIT:
+            _cache.popitem(last=False)
+    return value
+
+
+def info() -> dict:
+    """Entries held, the limit, and counts of traces, cache hits and misses so far."""
+    return {"entries": len(_cache), "limit": LIMIT, **_stats}
+
+
+def clear() -> None:
+    """Drop every compiled op call (the next call of each traces and compiles again)."""
+    with _lock:
+        _cache.clear()
