@@ -99,7 +99,7 @@ def test_dropout_key_is_an_argument_not_a_constant():
     np.testing.assert_array_equal(a, c)  # the seed reproduces it
     mx.random.seed(11)
     op = get_op("Dropout").from_attrs({"p": 0.5})
-    (ref,), _, _ = _dispatch._eager(op, [x._data], 1, True, None)
+    (ref,), _, _ = _dispatch._eager(op, [x._data], 1, True, None, None)
     np.testing.assert_array_equal(a, np.asarray(ref))
 
 
