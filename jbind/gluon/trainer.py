@@ -131,9 +131,10 @@ class Trainer:
                 continue
             total = grads[0]._data
             for g in grads[1:]:
-                total = total + g._data
-            for g in grads:
-                g._data = total
+                total = total + g.as_in_context(grads[0].context)._data
+            grads[0]._data = total
+            for g in grads[1:]:
+                g._data = grads[0].as_in_context(g.context)._data
 
     def _update(self, params) -> None:
         scaler = getattr(self, "_amp_loss_scaler", None)
@@ -201,6 +202,5 @@ class Trainer:
         from ..optimizer import _states  # noqa: PLC0415
         _states.load_file(self._updater, fname)
         self._optimizer = self._updater.optimizer
-        self._optimizer.param_dict = dict(enumerate(self._params))
-        self._scale = self._optimizer.rescale_grad
+        self._optimizer.param_dict = dict(enumerate(self._params))  # _scale stays this Trainer's
         self._jit.clear()
