@@ -12,9 +12,11 @@ import tempfile
 import jax
 import jax.numpy as jnp
 
+from .. import kvstore as _kv
 from .. import optimizer as opt
 from ..base import MXNetError
 from ._parameter_dict import ParameterDict
+from ._util import GluonAssertionError
 from .parameter import Parameter
 
 __all__ = ["Trainer"]
@@ -29,8 +31,10 @@ class Trainer:
         optimizer: an optimizer name (with `optimizer_params`) or an `mx.optimizer.Optimizer`.
         kvstore: 'device' or 'local' (gradients of a parameter on several contexts are
             summed), or None; jbind has no distributed kvstore here.
-        compression_params, update_on_kvstore: accepted as MXNet's; the update runs in the
-            Trainer either way (the result is the same).
+        update_on_kvstore: as MXNet's: with several contexts and None, True (the
+            kvstore's updater, shared with the Trainer, holds the states); then `update` and
+            `allreduce_grads` are errors. The arithmetic is the same either way.
+        compression_params: must be None (no distributed kvstore here).
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore="device", compression_params=None,
@@ -51,6 +55,9 @@ class Trainer:
         if not (isinstance(kvstore, str) and kvstore in _KVSTORES) and kvstore not in (None, False):
             raise MXNetError(f"Trainer: kvstore {kvstore!r} is not supported by jbind's Trainer "
                              "(use 'device', 'local' or None)")
+        self._kvstore = None
+        self._kv_initialized = False
+        self._params_to_init = list(self._params)
         if compression_params is not None:
             raise MXNetError("Trainer: gradient compression needs a distributed kvstore, which jbind's Trainer "
                              "does not have")
@@ -73,6 +80,35 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updater = opt.get_updater(self._optimizer)
 
+    def _init_kvstore(self) -> None:
+        """Decide, as MXNet does on the first step, whether a kvstore is used (several contexts)."""
+        ctxs = {str(c) for p in self._params for c in p.list_ctx()}
+        if self._kvstore_type and len(ctxs) > 1:
+            self._kvstore = _kv.create(self._kvstore_type)
+            if self._update_on_kvstore is None:
+                self._update_on_kvstore = True
+            if self._update_on_kvstore:
+                self._kvstore._set_updater(self._updater)
+        self._kv_initialized = True
+        self._params_to_init = []
+
+    def _reset_kvstore(self) -> None:
+        """Drop the kvstore (parameters were reloaded); the next step decides again."""
+        self._kvstore = None
+        self._kv_initialized = False
+        self._params_to_init = list(self._params)
+
+    def _check_not_on_kvstore(self, what) -> None:
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._update_on_kvstore:
+            raise GluonAssertionError(f"{what}() when parameters are updated on kvstore is not supported. "
+                                      "Try setting `update_on_kvstore` to False when creating trainer.")
+
+    @property
+    def _updaters(self) -> list:
+        return [self._updater]
+
     @property
     def optimizer(self):
         """The optimizer this Trainer applies."""
@@ -92,6 +128,8 @@ class Trainer:
         """Sum the gradients across contexts and update every parameter; gradients are
         scaled by `1 / batch_size`. A parameter whose gradient no backward refreshed since
         the last step is an error, or skipped with `ignore_stale_grad`."""
+        if not self._kv_initialized:
+            self._init_kvstore()
         self._optimizer.rescale_grad = self._scale / batch_size
         todo = self._fresh(ignore_stale_grad)
         self._allreduce(todo)
@@ -99,10 +137,12 @@ class Trainer:
 
     def allreduce_grads(self) -> None:
         """Sum each parameter's gradients across its contexts (for `update`, e.g. after clipping)."""
+        self._check_not_on_kvstore("allreduce_grads")
         self._allreduce([p for p in self._params if p.grad_req != "null"])
 
     def update(self, batch_size, ignore_stale_grad=False) -> None:
         """Update the parameters from their (already all-reduced) gradients, scaled by `1 / batch_size`."""
+        self._check_not_on_kvstore("update")
         self._optimizer.rescale_grad = self._scale / batch_size
         self._update(self._fresh(ignore_stale_grad))
 
@@ -203,4 +243,6 @@ class Trainer:
         _states.load_file(self._updater, fname)
         self._optimizer = self._updater.optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))  # _scale stays this Trainer's
+        if self._kvstore is not None and self._update_on_kvstore:
+            self._kvstore._set_updater(self._updater)
         self._jit.clear()
