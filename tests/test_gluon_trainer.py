@@ -151,3 +151,15 @@ def test_bad_arguments_are_named():
     net, _, _ = _net()
     with pytest.raises(mx.MXNetError, match="kvstore"):
         gluon.Trainer(net.collect_params(), "sgd", kvstore="dist_async")
+
+
+def test_all_parameters_update_in_one_compiled_call_compiled_once():
+    net, _, _ = _net()
+    x, y = _data()
+    tr = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.1})
+    for k in range(3):
+        _backward(net, x, y)
+        tr.set_learning_rate(0.1 / (k + 1))      # rates and counts are arguments: no recompile
+        tr.step(4)
+    fn = tr._compiled()
+    assert len(tr._jit) == 1 and fn._cache_size() == 1
