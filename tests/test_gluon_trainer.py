@@ -163,3 +163,18 @@ def test_all_parameters_update_in_one_compiled_call_compiled_once():
         tr.step(4)
     fn = tr._compiled()
     assert len(tr._jit) == 1 and fn._cache_size() == 1
+
+
+def test_a_kvstore_object_and_update_on_kvstore():
+    x = gluon.Parameter("x", shape=(3,))
+    x.initialize(ctx=[mx.cpu(0), mx.cpu(1)], init="zeros")
+    kv = mx.kv.create("device")
+    tr = gluon.Trainer([x], "sgd", {"learning_rate": 1.0}, kvstore=kv)
+    with autograd.record():
+        ys = [w + 1 for w in x.list_data()]
+    autograd.backward(ys)
+    tr.step(1)
+    assert tr._kvstore is kv and tr._update_on_kvstore is True
+    np.testing.assert_array_equal(x.data(mx.cpu(1)).asnumpy(), [-2, -2, -2])   # grads of both contexts summed
+    with pytest.raises(AssertionError, match="update_on_kvstore"):
+        tr.update(1)

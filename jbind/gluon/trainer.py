@@ -29,8 +29,8 @@ class Trainer:
 
     Args:
         optimizer: an optimizer name (with `optimizer_params`) or an `mx.optimizer.Optimizer`.
-        kvstore: 'device' or 'local' (gradients of a parameter on several contexts are
-            summed), or None; jbind has no distributed kvstore here.
+        kvstore: 'device' or 'local' (or such a KVStore; gradients of a parameter on
+            several contexts are summed), or None; jbind has no distributed kvstore here.
         update_on_kvstore: as MXNet's: with several contexts and None, True (the
             kvstore's updater, shared with the Trainer, holds the states); then `update` and
             `allreduce_grads` are errors. The arithmetic is the same either way.
@@ -52,7 +52,9 @@ class Trainer:
             self._param2idx[p.name] = i
             self._params.append(p)
             p._trainer = self
-        if not (isinstance(kvstore, str) and kvstore in _KVSTORES) and kvstore not in (None, False):
+        if isinstance(kvstore, _kv.KVStore) and kvstore.type in _KVSTORES:
+            pass
+        elif not (isinstance(kvstore, str) and kvstore in _KVSTORES) and kvstore not in (None, False):
             raise MXNetError(f"Trainer: kvstore {kvstore!r} is not supported by jbind's Trainer "
                              "(use 'device', 'local' or None)")
         self._kvstore = None
@@ -84,7 +86,8 @@ class Trainer:
         """Decide, as MXNet does on the first step, whether a kvstore is used (several contexts)."""
         ctxs = {str(c) for p in self._params for c in p.list_ctx()}
         if self._kvstore_type and len(ctxs) > 1:
-            self._kvstore = _kv.create(self._kvstore_type)
+            given = self._kvstore_type
+            self._kvstore = given if isinstance(given, _kv.KVStore) else _kv.create(given)
             if self._update_on_kvstore is None:
                 self._update_on_kvstore = True
             if self._update_on_kvstore:
