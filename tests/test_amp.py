@@ -279,3 +279,46 @@ def test_mxnet_import_form_used_by_its_bucketing_test():
     import importlib
     mod = importlib.import_module("jbind.contrib.amp")
     assert mod.amp.init is amp.init and "convert_symbol" in mod.__all__
+
+
+def _trainer_with_grad(grad):
+    p = mx.gluon.Parameter("w", shape=(2,))
+    p.initialize(init=mx.init.One())
+    tr = mx.gluon.Trainer([p], "sgd", {"learning_rate": 1.0})
+    p.grad()[:] = mx.nd.array(grad)
+    p.data()._fresh_grad = True
+    return p, tr
+
+
+def test_init_trainer_gives_the_trainer_a_scaler_and_an_overflow_skips_the_step():
+    amp.init()
+    try:
+        p, tr = _trainer_with_grad([np.inf, 1.0])
+        amp.init_trainer(tr)
+        assert isinstance(tr._amp_loss_scaler, amp.LossScaler)
+        scale = tr._amp_loss_scaler.loss_scale
+        with amp.scale_loss(mx.nd.array([2.0]), tr) as scaled:
+            assert scaled.asnumpy()[0] == 2.0 * scale
+        tr.step(1)                                    # inf in the gradient: nothing changes
+        np.testing.assert_array_equal(p.data().asnumpy(), [1.0, 1.0])
+        p.grad()[:] = mx.nd.array([scale, 2 * scale])
+        p.data()._fresh_grad = True
+        tr.step(1)                                    # gradients divided by the loss scale of that step
+        np.testing.assert_allclose(p.data().asnumpy(), [0.0, -1.0])
+    finally:
+        amp._reset()
+
+
+def test_unscale_divides_the_gradients_by_the_loss_scale_once():
+    amp.init()
+    try:
+        p, tr = _trainer_with_grad([4.0, 8.0])
+        amp.init_trainer(tr)
+        tr._scale = 0.25                              # what scale_loss sets for a loss scale of 4
+        amp.unscale(tr)
+        np.testing.assert_allclose(p.grad().asnumpy(), [1.0, 2.0])
+        assert tr._scale == 1.0
+        with pytest.raises(mx.MXNetError, match="Trainer"):
+            amp.unscale(object())
+    finally:
+        amp._reset()

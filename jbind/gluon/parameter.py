@@ -253,6 +253,9 @@ class Parameter:
 
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source="current") -> None:
         """(Re)initialize from the loaded array `data`, checking shape and dtype."""
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            trainer._reset_kvstore()   # as MXNet: a kvstore holding the old values is dropped
         if cast_dtype:
             check(dtype_source in ("current", "saved"), f"dtype_source must be 'current' or 'saved', "
                   f"not {dtype_source!r}")
