@@ -16,6 +16,16 @@ __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "B
            "LayerNorm", "GroupNorm", "Flatten", "Lambda", "HybridLambda"]
 
 
+def _scale_and_shift(block, size, scale, center, gamma_init, beta_init, differentiable=False):
+    """A norm layer's 'gamma' and 'beta' (`size` entries, deferred while 0); one that is off
+    (`scale` / `center` False) gets grad_req 'null' and, for BatchNorm, is not differentiable."""
+    def get(name, on, init):
+        extra = {"differentiable": on} if differentiable else {}
+        return block.params.get(name, grad_req="write" if on else "null", shape=(size,), init=init,
+                                allow_deferred_init=True, **extra)
+    return get("gamma", scale, gamma_init), get("beta", center, beta_init)
+
+
 class _Stack:
     """What Sequential and HybridSequential share: `add`, indexing, `len`, repr."""
 
@@ -129,10 +139,8 @@ class BatchNorm(HybridBlock):
                         "use_global_stats": use_global_stats}
         if in_channels != 0:
             self.in_channels = in_channels
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True, differentiable=center)
+        self.gamma, self.beta = _scale_and_shift(self, in_channels, scale, center, gamma_initializer,
+                                                 beta_initializer, differentiable=True)
         self.running_mean = self.params.get("running_mean", grad_req="null", shape=(in_channels,),
                                             init=running_mean_initializer, allow_deferred_init=True,
                                             differentiable=False)
@@ -193,10 +201,8 @@ class InstanceNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        self.gamma, self.beta = _scale_and_shift(self, in_channels, scale, center, gamma_initializer,
+                                                 beta_initializer)
 
     def hybrid_forward(self, F, x, gamma, beta):
         if self._axis == 1:
@@ -217,10 +223,8 @@ class LayerNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        self.gamma, self.beta = _scale_and_shift(self, in_channels, scale, center, gamma_initializer,
+                                                 beta_initializer)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
@@ -239,10 +243,8 @@ class GroupNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center, "scale": scale}
         self._num_groups = num_groups
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(num_groups,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(num_groups,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        self.gamma, self.beta = _scale_and_shift(self, num_groups, scale, center, gamma_initializer,
+                                                 beta_initializer)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)
