@@ -1,13 +1,14 @@
 """`mx.gluon`: Parameters, Blocks, HybridBlocks (hybridized onto jbind's compile cache),
 SymbolBlock, the layers of `gluon.nn`, `gluon.contrib.nn` and `gluon.rnn`, `Trainer` and
-`gluon.loss`. Not here yet: `gluon.data` and `gluon.model_zoo`.
+`gluon.loss`, `gluon.data` and `gluon.model_zoo`.
 """
 from . import parameter, utils  # noqa: F401
 from ._parameter_dict import ParameterDict
 from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
 from . import nn, rnn, contrib, loss  # noqa: F401,E402
+from . import model_zoo  # noqa: F401,E402
 from .trainer import Trainer  # noqa: E402
 
 __all__ = ["Block", "Constant", "DeferredInitializationError", "HybridBlock", "Parameter", "ParameterDict",
-           "SymbolBlock", "Trainer", "contrib", "loss", "nn", "parameter", "rnn", "utils"]
+           "SymbolBlock", "Trainer", "contrib", "data", "loss", "model_zoo", "nn", "parameter", "rnn", "utils"]
