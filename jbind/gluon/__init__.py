@@ -7,7 +7,7 @@ from ._parameter_dict import ParameterDict
 from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, DeferredInitializationError, Parameter
 from . import nn, rnn, contrib, loss  # noqa: F401,E402
-from . import model_zoo  # noqa: F401,E402
+from . import data, model_zoo  # noqa: F401,E402
 from .trainer import Trainer  # noqa: E402
 
 __all__ = ["Block", "Constant", "DeferredInitializationError", "HybridBlock", "Parameter", "ParameterDict",

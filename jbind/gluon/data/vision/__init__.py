@@ -1,0 +1,1 @@
+"""`mx.gluon.data.vision`: image datasets and transforms."""
