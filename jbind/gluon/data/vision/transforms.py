@@ -1,0 +1,294 @@
+"""`mx.gluon.data.vision.transforms`: image transforms on NDArrays, as MXNet 1.9.1's.
+
+Images are (H, W, C) NDArrays (uint8 as decoded, or float); ToTensor makes them (C, H, W)
+float32 in [0, 1]. ToTensor, Normalize and Cast are HybridBlocks on jbind's ops; the
+geometric and colour transforms run on the host in numpy (as MXNet's run in OpenCV) and
+draw their randomness from numpy's / Python's global generators.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from .... import ndarray as nd
+from ....base import MXNetError
+from ...block import Block, HybridBlock
+from ...nn import Sequential
+from . import _image
+
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize", "CenterCrop", "Resize",
+           "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
+           "RandomColorJitter", "RandomLighting", "RandomGray", "RandomApply"]
+
+
+def _size2(size, what):
+    """An int or (w, h) as (w, h)."""
+    if isinstance(size, (int, np.integer)):
+        return int(size), int(size)
+    if isinstance(size, (tuple, list)) and len(size) == 2:
+        return int(size[0]), int(size[1])
+    raise MXNetError(f"{what}: size must be an int or a (width, height) pair, got {size!r}")
+
+
+def _images(x, what):
+    """NDArray (H, W, C) or (N, H, W, C) -> (numpy array, whether batched)."""
+    arr = x.asnumpy() if isinstance(x, nd.NDArray) else np.asarray(x)
+    if arr.ndim not in (3, 4):
+        raise MXNetError(f"{what}: expected an (H, W, C) image or an (N, H, W, C) batch, got shape {arr.shape}")
+    return arr, arr.ndim == 4
+
+
+def _each(x, what, fn):
+    """fn on each (H, W, C) image of `x`, back as an NDArray of the input's dtype."""
+    arr, batched = _images(x, what)
+    out = np.stack([fn(a) for a in arr]) if batched else fn(arr)
+    return nd.array(np.ascontiguousarray(out), dtype=arr.dtype)
+
+
+class Compose(Sequential):
+    """Applies `transforms` (Blocks or callables) one after another."""
+
+    def __init__(self, transforms):
+        super().__init__()
+        with self.name_scope():
+            for t in transforms:
+                self.add(t if isinstance(t, Block) else _Call(t))
+
+
+class _Call(Block):
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def forward(self, x):
+        return self._fn(x)
+
+
+class Cast(HybridBlock):
+    """Casts to `dtype` (default float32)."""
+
+    def __init__(self, dtype="float32"):
+        super().__init__()
+        self._dtype = dtype
+
+    def hybrid_forward(self, F, x):
+        return F.cast(x, self._dtype)
+
+
+class ToTensor(HybridBlock):
+    """(H, W, C) / (N, H, W, C) in [0, 255] -> float32 (C, H, W) / (N, C, H, W) in [0, 1]."""
+
+    def hybrid_forward(self, F, x):
+        return F.image.to_tensor(x)
+
+
+class Normalize(HybridBlock):
+    """(x - mean[c]) / std[c] per channel of a (C, H, W) / (N, C, H, W) tensor; `mean` and `std`
+    are a number or one value per channel."""
+
+    def __init__(self, mean=0.0, std=1.0):
+        super().__init__()
+        self._mean = tuple(mean) if isinstance(mean, (tuple, list)) else (float(mean),)
+        self._std = tuple(std) if isinstance(std, (tuple, list)) else (float(std),)
+
+    def hybrid_forward(self, F, x):
+        return F.image.normalize(x, mean=self._mean, std=self._std)
+
+
+class Resize(Block):
+    """Resize to `size`: (w, h), or an int for a square (or, with `keep_ratio`, for the shorter
+    side, the other scaled and rounded down). `interpolation` 0 nearest, 1 bilinear (OpenCV's)."""
+
+    def __init__(self, size, keep_ratio=False, interpolation=1):
+        super().__init__()
+        self._size, self._keep, self._interp = size, keep_ratio, interpolation
+        _size2(size, "Resize")
+
+    def _target(self, h, w):
+        if isinstance(self._size, (int, np.integer)) and self._keep:
+            s = int(self._size)
+            return (s, h * s // w) if h > w else (w * s // h, s)
+        return _size2(self._size, "Resize")
+
+    def forward(self, x):
+        return _each(x, "Resize", lambda a: _image.imresize(a, *self._target(*a.shape[:2]), self._interp))
+
+
+class CenterCrop(Block):
+    """The centred crop with `size`'s (w, h) aspect ratio, as large as fits, resized to `size`."""
+
+    def __init__(self, size, interpolation=1):
+        super().__init__()
+        self._size, self._interp = _size2(size, "CenterCrop"), interpolation
+
+    def forward(self, x):
+        return _each(x, "CenterCrop", lambda a: _image.center_crop(a, self._size, self._interp))
+
+
+class CropResize(Block):
+    """The crop of `width` x `height` at (x, y), resized to `size` when given."""
+
+    def __init__(self, x, y, width, height, size=None, interpolation=None):
+        super().__init__()
+        self._box = (int(x), int(y), int(width), int(height))
+        self._size = None if size is None else _size2(size, "CropResize")
+        self._interp = 1 if interpolation is None else interpolation
+
+    def forward(self, x):
+        x0, y0, w, h = self._box
+
+        def crop(a):
+            if x0 < 0 or y0 < 0 or x0 + w > a.shape[1] or y0 + h > a.shape[0]:
+                raise MXNetError(f"CropResize: the box x={x0}, y={y0}, width={w}, height={h} does not fit in "
+                                 f"an image of height {a.shape[0]} and width {a.shape[1]}")
+            return _image.fixed_crop(a, x0, y0, w, h, self._size, self._interp)
+        return _each(x, "CropResize", crop)
+
+
+class RandomResizedCrop(Block):
+    """A crop of random area (fraction of the image in `scale`) and aspect ratio (in `ratio`),
+    resized to `size`; the centre crop when 10 draws do not fit."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=1):
+        super().__init__()
+        self._size = _size2(size, "RandomResizedCrop")
+        self._scale, self._ratio, self._interp = scale, ratio, interpolation
+
+    def forward(self, x):
+        return _each(x, "RandomResizedCrop",
+                     lambda a: _image.random_size_crop(a, self._size, self._scale, self._ratio, self._interp))
+
+
+class _RandomFlip(Block):
+    axis = 1
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self._p = p
+
+    def forward(self, x):
+        return _each(x, type(self).__name__, lambda a: np.flip(a, self.axis) if random.random() < self._p else a)
+
+
+class RandomFlipLeftRight(_RandomFlip):
+    """Mirrors the image left to right with probability `p`."""
+    axis = 1
+
+
+class RandomFlipTopBottom(_RandomFlip):
+    """Flips the image upside down with probability `p`."""
+    axis = 0
+
+
+_GRAY = np.array([0.299, 0.587, 0.114])
+
+
+def _float_op(x, what, fn):
+    """fn on a float copy of each image; the result cast back to the input's dtype."""
+    def one(a):
+        out = fn(a.astype(np.float32))
+        return np.clip(np.rint(out), 0, 255).astype(a.dtype) if np.issubdtype(a.dtype, np.integer) else \
+            out.astype(a.dtype)
+    return _each(x, what, one)
+
+
+class RandomBrightness(Block):
+    """Multiplies by 1 + u, u uniform in [-brightness, brightness]."""
+
+    def __init__(self, brightness):
+        super().__init__()
+        self._b = brightness
+
+    def forward(self, x):
+        return _float_op(x, "RandomBrightness", lambda a: a * (1.0 + random.uniform(-self._b, self._b)))
+
+
+class RandomContrast(Block):
+    """Blends with the image's mean gray level: alpha * x + (1 - alpha) * mean, alpha = 1 + u."""
+
+    def __init__(self, contrast):
+        super().__init__()
+        self._c = contrast
+
+    def forward(self, x):
+        def fn(a):
+            alpha = 1.0 + random.uniform(-self._c, self._c)
+            return a * alpha + (1.0 - alpha) * float((a[..., :3] @ _GRAY).mean())
+        return _float_op(x, "RandomContrast", fn)
+
+
+class RandomSaturation(Block):
+    """Blends each pixel with its gray level: alpha * x + (1 - alpha) * gray, alpha = 1 + u."""
+
+    def __init__(self, saturation):
+        super().__init__()
+        self._s = saturation
+
+    def forward(self, x):
+        def fn(a):
+            alpha = 1.0 + random.uniform(-self._s, self._s)
+            return a * alpha + (1.0 - alpha) * (a[..., :3] @ _GRAY)[..., None]
+        return _float_op(x, "RandomSaturation", fn)
+
+
+class RandomColorJitter(Block):
+    """Random brightness, contrast and saturation, applied in a random order."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        if hue:
+            raise MXNetError("RandomColorJitter: hue jitter is not implemented in jbind; pass hue=0")
+        self._ts = [t for v, t in ((brightness, RandomBrightness), (contrast, RandomContrast),
+                                   (saturation, RandomSaturation)) if v for t in [t(v)]]
+
+    def forward(self, x):
+        for t in random.sample(self._ts, len(self._ts)):
+            x = t(x)
+        return x
+
+
+class RandomLighting(Block):
+    """AlexNet-style PCA lighting noise with standard deviation `alpha`."""
+    _EIGVAL = np.array([55.46, 4.794, 1.148])
+    _EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]])
+
+    def __init__(self, alpha):
+        super().__init__()
+        self._alpha = alpha
+
+    def forward(self, x):
+        def fn(a):
+            rgb = self._EIGVEC @ (np.random.normal(0, self._alpha, 3) * self._EIGVAL)
+            return a + rgb
+        return _float_op(x, "RandomLighting", fn)
+
+
+class RandomGray(Block):
+    """Replaces the image by its gray level (in every channel) with probability `p`."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self._p = p
+
+    def forward(self, x):
+        def fn(a):
+            if random.random() >= self._p:
+                return a
+            return np.repeat((a[..., :3] @ _GRAY)[..., None], a.shape[-1], axis=-1)
+        return _float_op(x, "RandomGray", fn)
+
+
+class RandomApply(Sequential):
+    """Applies `transforms` (one Block or a list) with probability `p`, else returns the input."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        self._p = p
+        for t in transforms if isinstance(transforms, (list, tuple)) else [transforms]:
+            self.add(t)
+
+    def forward(self, x):
+        if random.random() >= self._p:
+            return x
+        return super().forward(x)
