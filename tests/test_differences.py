@@ -610,3 +610,36 @@ def test_gluon_download_never_reaches_the_network(tmp_path):
     assert utils.download("http://example.com/f.bin", path=str(tmp_path)) == str(tmp_path / "f.bin")
     with pytest.raises(mx.MXNetError, match="does not download"):
         utils.download("http://example.com/g.bin", path=str(tmp_path))
+
+
+def test_model_zoo_pretrained_reads_a_local_file_only(tmp_path):
+    """model_zoo `pretrained=True` never downloads: an absent or different file is an MXNetError."""
+    from jbind.gluon.model_zoo import vision
+    with pytest.raises(mx.MXNetError, match="absent; jbind does not download"):
+        vision.get_model("squeezenet1.0", pretrained=True, root=str(tmp_path))
+
+
+def test_vision_datasets_never_download_and_skip_the_sha1(tmp_path):
+    """gluon.data.vision datasets never download and read any well-formed file (no SHA-1 check)."""
+    import numpy as np
+    from jbind.gluon.data import vision
+    with pytest.raises(mx.MXNetError, match="absent"):
+        vision.CIFAR10(root=str(tmp_path), train=False)
+    (tmp_path / "test_batch.bin").write_bytes(np.zeros(3073, np.uint8).tobytes())
+    assert len(vision.CIFAR10(root=str(tmp_path), train=False)) == 1
+
+
+def test_dataloader_workers_send_arrays_not_pickles():
+    """DataLoader worker processes send samples back as arrays and scalars; other objects are an MXNetError."""
+    from jbind.gluon.data import _wire
+    with pytest.raises(mx.MXNetError, match="thread_pool=True"):
+        _wire.encode([{"not": "an array"}])
+
+
+def test_resize_of_uint8_rounds_the_exact_bilinear_value():
+    """transforms.Resize on uint8 rounds the exact bilinear value (OpenCV's fixed point may differ by 1)."""
+    import numpy as np
+    from jbind.gluon.data.vision import transforms
+    img = np.array([[0, 255], [255, 0]], np.uint8)[:, :, None].repeat(3, 2)
+    out = transforms.Resize((3, 3))(mx.nd.array(img, dtype=np.uint8)).asnumpy()
+    assert out[1, 1, 0] == 128  # 127.5 rounded half to even
