@@ -178,6 +178,13 @@ def test_worker_processes_give_the_batches_of_num_workers_0():
         loader.close()
 
 
+def test_worker_processes_need_a_picklable_dataset():
+    ds = SimpleDataset([1, 2]).transform(lambda x: x + 1)
+    with pytest.raises(MXNetError, match="(?s)cannot be pickled.*thread_pool=True"):
+        list(DataLoader(ds, 1, num_workers=1))
+    assert _batches(DataLoader(ds, 1, num_workers=1, thread_pool=True)) == [[2], [3]]
+
+
 def test_thread_pool_gives_the_same_batches():
     ds = _Mixed()
     serial = list(DataLoader(ds, 3, batchify_fn=_as_list))

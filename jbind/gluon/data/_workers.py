@@ -8,6 +8,7 @@ worker sends can make the main process run code.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import traceback
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,16 @@ class ProcessPool:
         for w in range(num_workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker_loop, args=(child, dataset, base + 7919 * w), daemon=True)
-            proc.start()
+            try:
+                proc.start()
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                child.close()
+                parent.close()
+                self.close()
+                raise MXNetError(f"DataLoader(num_workers={num_workers}): worker processes are started with "
+                                 f"'spawn', which pickles the dataset, and it cannot be pickled ({e}). Use "
+                                 "module-level functions or classes as transforms (not lambdas or local "
+                                 "functions), or pass thread_pool=True") from e
             child.close()
             self._conns.append(parent)
             self._procs.append(proc)
