@@ -209,4 +209,8 @@ def test_wire_refuses_what_a_worker_must_not_send():
         _wire.decode(good[:-8], mx.nd.array)
     with pytest.raises(MXNetError, match="truncated"):
         _wire.decode(b"\x01", mx.nd.array)
+    with pytest.raises(MXNetError, match="malformed"):
+        _wire.decode(good.replace(b'"s": [3]', b'"s": [4]'), mx.nd.array)
+    with pytest.raises(MXNetError, match="malformed"):
+        _wire.decode(good[:12] + b"{" + good[13:], mx.nd.array)
     assert gdata.default_batchify_fn is not None

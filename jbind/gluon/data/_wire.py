@@ -69,7 +69,17 @@ def encode(obj) -> bytes:
 
 
 def decode(buf: bytes, to_nd):
-    """The tree `encode` wrote; `to_nd(numpy array)` makes the NDArray leaves."""
+    """The tree `encode` wrote; `to_nd(numpy array)` makes the NDArray leaves. A malformed
+    message is an MXNetError."""
+    try:
+        return _decode(buf, to_nd)
+    except MXNetError:
+        raise
+    except (ValueError, TypeError, KeyError, RecursionError, UnicodeDecodeError) as e:
+        raise MXNetError(f"DataLoader: a worker message is malformed ({type(e).__name__}: {e})") from e
+
+
+def _decode(buf, to_nd):
     if len(buf) < _HEAD.size:
         raise MXNetError("DataLoader: a worker message is truncated")
     (n,) = _HEAD.unpack_from(buf)
