@@ -11,7 +11,8 @@ Writes into tests/golden/gluon/model_zoo/:
   structural name (what `save_parameters` writes), its full name (what `collect_params` and
   `export` use) and its shape after `infer_shape` on that input. Checked by
   tests/test_gluon_model_zoo.py without running anything.
-- `<case>.params` (`save_parameters`, structural names) and `<case>.npz` (input "data" and
+- `<case>.params` (`save_parameters`, structural names; `.params.gz` for the COMPRESSED
+  cases, whose weights are rounded to multiples of 1/256) and `<case>.npz` (input "data" and
   inference output "out") for a few small networks built from the zoo's classes, with
   Xavier weights and non-trivial BatchNorm statistics. jbind loads MXNet's file and must
   reproduce the output.
@@ -52,7 +53,13 @@ def small_cases():
         "resnet_v2_bottleneck_thumb": (lambda: v.ResNetV2(v.BottleneckV2, [1, 1, 1, 1], [8, 16, 24, 32, 48],
                                                           classes=10, thumbnail=True), (2, 3, 16, 16)),
         "densenet_tiny": (lambda: v.DenseNet(8, 4, [2, 1], classes=10), (1, 3, 56, 56)),
+        "mobilenetv2_0.25": (lambda: v.get_model("mobilenetv2_0.25", classes=10), (1, 3, 32, 32)),
     }
+
+
+# cases whose parameters are rounded to multiples of 1/256 and stored gzip-compressed
+# (the file would be over 1 MB as plain float32)
+COMPRESSED = {"mobilenetv2_0.25"}
 
 
 def names_golden():
@@ -88,10 +95,19 @@ def outputs_golden():
                 p.set_data(mx.nd.array(rng.normal(0, 0.3, p.shape).astype(np.float32)))
             elif pname.endswith("running_var"):
                 p.set_data(mx.nd.array(rng.uniform(0.5, 1.5, p.shape).astype(np.float32)))
+        path = os.path.join(OUT, name + ".params")
+        if name in COMPRESSED:
+            for p in net.collect_params().values():
+                p.set_data(mx.nd.array(np.round(p.data().asnumpy() * 256) / 256))
         out = net(data).asnumpy()
-        net.save_parameters(os.path.join(OUT, name + ".params"))
+        net.save_parameters(path)
+        if name in COMPRESSED:
+            with open(path, "rb") as f, gzip.GzipFile(path + ".gz", "wb", mtime=0) as g:
+                g.write(f.read())
+            os.remove(path)
+            path += ".gz"
         np.savez(os.path.join(OUT, name + ".npz"), data=data.asnumpy(), out=out)
-        size = os.path.getsize(os.path.join(OUT, name + ".params"))
+        size = os.path.getsize(path)
         print(name, out.shape, f"{size} bytes of parameters")
 
 
