@@ -643,3 +643,9 @@ def test_resize_of_uint8_rounds_the_exact_bilinear_value():
     img = np.array([[0, 255], [255, 0]], np.uint8)[:, :, None].repeat(3, 2)
     out = transforms.Resize((3, 3))(mx.nd.array(img, dtype=np.uint8)).asnumpy()
     assert out[1, 1, 0] == 128  # 127.5 rounded half to even
+
+
+def test_interval_sampler_len_counts_what_it_yields():
+    """contrib.data.IntervalSampler(rollover=False) has the length of what it yields (MXNet says `length`)."""
+    from jbind.gluon.contrib.data import IntervalSampler
+    assert len(IntervalSampler(13, 3, rollover=False)) == 5

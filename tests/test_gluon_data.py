@@ -214,3 +214,12 @@ def test_wire_refuses_what_a_worker_must_not_send():
     with pytest.raises(MXNetError, match="malformed"):
         _wire.decode(good[:12] + b"{" + good[13:], mx.nd.array)
     assert gdata.default_batchify_fn is not None
+
+
+def test_interval_sampler():
+    from jbind.gluon.contrib.data import IntervalSampler
+    assert list(IntervalSampler(13, 3)) == [0, 3, 6, 9, 12, 1, 4, 7, 10, 2, 5, 8, 11]
+    assert len(IntervalSampler(13, 3)) == 13
+    assert list(IntervalSampler(13, 3, rollover=False)) == [0, 3, 6, 9, 12]
+    with pytest.raises(MXNetError, match="at most length"):
+        IntervalSampler(2, 3)
