@@ -19,7 +19,7 @@ from . import _image
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize", "CenterCrop", "Resize",
            "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
-           "RandomColorJitter", "RandomLighting", "RandomGray", "RandomApply"]
+           "RandomColorJitter", "RandomLighting", "RandomApply"]
 
 
 def _size2(size, what):
@@ -262,21 +262,6 @@ class RandomLighting(Block):
             rgb = self._EIGVEC @ (np.random.normal(0, self._alpha, 3) * self._EIGVAL)
             return a + rgb
         return _float_op(x, "RandomLighting", fn)
-
-
-class RandomGray(Block):
-    """Replaces the image by its gray level (in every channel) with probability `p`."""
-
-    def __init__(self, p=0.5):
-        super().__init__()
-        self._p = p
-
-    def forward(self, x):
-        def fn(a):
-            if random.random() >= self._p:
-                return a
-            return np.repeat((a[..., :3] @ _GRAY)[..., None], a.shape[-1], axis=-1)
-        return _float_op(x, "RandomGray", fn)
 
 
 class RandomApply(Sequential):
