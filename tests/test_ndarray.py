@@ -148,3 +148,14 @@ def test_parameters_may_follow_the_inputs_positionally_as_mxnet():
         mx.nd.clip(x, 1, a_min=0)
     with pytest.raises(mx.MXNetError, match="an input after positional parameters"):
         mx.sym.FullyConnected(a, 4, mx.sym.Variable("w"))
+
+
+def test_integer_index_out_of_bounds_is_an_index_error():
+    """JAX clamps an out-of-range integer index; NDArray raises IndexError as MXNet and numpy do
+    (so iterating a Dataset over an NDArray stops at its end)."""
+    x = mx.nd.array(np.arange(12).reshape(4, 3))
+    for key in (4, -5, (1, 3), (2, -4)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[key]
+    assert x[-4].asnumpy().tolist() == [0, 1, 2] and x[3, -1].asscalar() == 11
+    assert len(list(iter(mx.gluon.data.ArrayDataset(x)))) == 4

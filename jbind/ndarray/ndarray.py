@@ -255,6 +255,7 @@ class NDArray:
 
     def __getitem__(self, key) -> "NDArray":
         key = _index(key)
+        _check_int_bounds(key, self.shape)
         if _AG.recording:
             return _recorded.getitem(self, key)
         try:
@@ -349,6 +350,16 @@ def _index(key):
     if isinstance(key, list):  # an index array, as numpy and MXNet read a list
         return np.asarray(key)
     return key
+
+
+def _check_int_bounds(key, shape) -> None:
+    """IndexError for an integer index outside its axis (JAX would clamp it); checks the
+    leading plain integers of a key, as numpy, MXNet and `for x in nd` (which stops at it) need."""
+    for axis, k in enumerate(key if isinstance(key, tuple) else (key,)):
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or axis >= len(shape):
+            return
+        if not -shape[axis] <= k < shape[axis]:
+            raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
 
 
 def _device_of(arr):
