@@ -649,3 +649,10 @@ def test_interval_sampler_len_counts_what_it_yields():
     """contrib.data.IntervalSampler(rollover=False) has the length of what it yields (MXNet says `length`)."""
     from jbind.gluon.contrib.data import IntervalSampler
     assert len(IntervalSampler(13, 3, rollover=False)) == 5
+
+
+def test_dataloader_pin_memory_batches_are_on_the_cpu():
+    """DataLoader(pin_memory=True) gives batches on cpu(0): jbind's cpu_pinned is the CPU device."""
+    from jbind.gluon.data import DataLoader
+    batch = next(iter(DataLoader(mx.nd.ones((4, 2)), 2, pin_memory=True)))
+    assert batch.context == mx.cpu(0)

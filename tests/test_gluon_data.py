@@ -117,7 +117,7 @@ def test_dataloader_batchify_and_arguments():
 
 
 class _Mixed(Dataset):
-    """Samples of every kind a worker sends back (module level: spawned workers unpickle it)."""
+    """Samples of every kind a worker sends back (module level: the workers unpickle it)."""
 
     def __len__(self):
         return 10
@@ -188,7 +188,8 @@ def test_worker_processes_need_a_picklable_dataset():
 def test_thread_pool_gives_the_same_batches():
     ds = _Mixed()
     serial = list(DataLoader(ds, 3, batchify_fn=_as_list))
-    threads = DataLoader(ds, 3, batchify_fn=_as_list, num_workers=3, thread_pool=True)
+    threads = DataLoader(ds, 3, batchify_fn=_as_list, num_workers=3, thread_pool=True, auto_reload=True)
+    assert threads._pool is not None  # auto_reload starts the workers at construction
     _same(list(threads), serial)
     _same(list(threads), serial)
     with pytest.raises(IndexError, match="sample 12"):

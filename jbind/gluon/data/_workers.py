@@ -1,7 +1,9 @@
 """Worker processes and threads for DataLoader.
 
-Processes are started with 'spawn' (JAX's runtime does not survive fork): each receives the
-dataset once, when it starts (pickled by this process, for its own child), then index lists;
+Processes come from a 'forkserver' that has imported jbind but started no JAX runtime
+(JAX's runtime does not survive fork, and 'spawn' would import jbind again in every
+worker): each receives the dataset once, when it starts (pickled by this process, for its
+own child), then index lists;
 it sends back the samples through `_wire` (arrays and scalars, no pickles), so nothing a
 worker sends can make the main process run code.
 """
@@ -48,7 +50,8 @@ class ProcessPool:
     """`num_workers` processes each holding `dataset`; `fetch(indices)` calls are answered in order."""
 
     def __init__(self, dataset, num_workers: int, timeout: float):
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["__main__", "jbind"])  # once started, the server keeps its preloads
         self._timeout = timeout
         self._conns, self._procs = [], []
         self._next = 0
@@ -63,8 +66,8 @@ class ProcessPool:
                 child.close()
                 parent.close()
                 self.close()
-                raise MXNetError(f"DataLoader(num_workers={num_workers}): worker processes are started with "
-                                 f"'spawn', which pickles the dataset, and it cannot be pickled ({e}). Use "
+                raise MXNetError(f"DataLoader(num_workers={num_workers}): worker processes receive the dataset "
+                                 f"pickled, and it cannot be pickled ({e}). Use "
                                  "module-level functions or classes as transforms (not lambdas or local "
                                  "functions), or pass thread_pool=True") from e
             child.close()

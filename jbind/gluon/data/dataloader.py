@@ -39,21 +39,27 @@ class DataLoader:
         last_batch: 'keep' (default), 'discard' or 'rollover' a short last batch.
         batch_sampler: yields lists of indices (excludes batch_size, shuffle, sampler, last_batch).
         batchify_fn: list of samples -> batch (default `default_batchify_fn`).
-        num_workers: worker processes loading samples (0: in this process). Workers start with
-            'spawn' and receive the dataset pickled once; they send samples back as arrays
-            and scalars (no pickles), and `batchify_fn` runs in this process.
-        pin_memory, pin_device_id: accepted; jbind places batches with `as_in_context`.
+        num_workers: worker processes loading samples (0: in this process). Workers come from
+            a forkserver (not a fork of this process) and receive the dataset pickled once;
+            they send samples back as arrays and scalars (no pickles), and `batchify_fn` runs
+            in this process.
+        pin_memory, pin_device_id: accepted; batches are on the CPU (jbind has no separate
+            pinned memory: `cpu_pinned` is the CPU device).
         prefetch: batches requested ahead (default 2 * num_workers).
         thread_pool: use `num_workers` threads instead of processes (any sample type).
         timeout: seconds to wait for a worker's batch before an MXNetError.
-        try_nopython: accepted and ignored (MXNet's C++ loader).
+        auto_reload: start the workers now rather than at the first iteration (MXNet also
+            loads the first batches ahead; jbind requests them when an epoch starts).
     """
 
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
                  batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False, pin_device_id=0,
-                 prefetch=None, thread_pool=False, timeout=120, try_nopython=None):
+                 prefetch=None, thread_pool=False, timeout=120, auto_reload=False):
         self._dataset = dataset
         self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        if not timeout > 0:
+            raise MXNetError(f"DataLoader: timeout must be positive, given {timeout}")
         self._timeout = timeout
         if batch_sampler is None:
             if batch_size is None:
@@ -72,6 +78,9 @@ class DataLoader:
         self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
         self._batchify_fn = batchify_fn if batchify_fn is not None else default_batchify_fn
         self._pool = None
+        self.auto_reload = auto_reload
+        if auto_reload and self._num_workers:
+            self._start_pool()
 
     def __len__(self):
         return len(self._batch_sampler)
@@ -80,6 +89,12 @@ class DataLoader:
         if self._num_workers == 0:
             return self._serial()
         return self._threaded() if self._thread_pool else self._multiprocess()
+
+    def _start_pool(self):
+        if self._pool is None:
+            self._pool = (ThreadPool(self._num_workers, self._timeout) if self._thread_pool else
+                          ProcessPool(self._dataset, self._num_workers, self._timeout))
+        return self._pool
 
     def _load(self, batch):
         return self._batchify_fn([self._dataset[i] for i in batch])
@@ -92,15 +107,11 @@ class DataLoader:
         return max(self._prefetch, 1)
 
     def _threaded(self):
-        if self._pool is None:
-            self._pool = ThreadPool(self._num_workers, self._timeout)
-        yield from self._pipelined(lambda batch: self._pool.submit(self._load, batch), self._pool.receive,
-                                   self._pool.drain)
+        pool = self._start_pool()
+        yield from self._pipelined(lambda batch: pool.submit(self._load, batch), pool.receive, pool.drain)
 
     def _multiprocess(self):
-        if self._pool is None:
-            self._pool = ProcessPool(self._dataset, self._num_workers, self._timeout)
-        pool = self._pool
+        pool = self._start_pool()
         to_nd = nd.array
 
         def receive():
