@@ -89,8 +89,12 @@ def test_transforms_on_batches_and_bad_shapes():
         T.Resize(3)(mx.nd.ones((4, 4)))
     with pytest.raises(MXNetError, match="does not fit"):
         T.CropResize(5, 0, 4, 4)(_img())
-    with pytest.raises(MXNetError, match="interpolation 2"):
-        T.Resize(3, interpolation=2)(_img())
+    with pytest.raises(MXNetError, match="interpolation 3"):
+        T.Resize(3, interpolation=3)(_img())
+    with pytest.raises(MXNetError, match="must be positive"):
+        T.Resize(-3, keep_ratio=True)(_img())
+    with pytest.raises(MXNetError, match="width, height"):
+        T.Resize((3, 3, 3))
 
 
 # ------------------------------------------------------------------ datasets from files

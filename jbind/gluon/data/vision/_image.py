@@ -10,7 +10,7 @@ import numpy as np
 
 from ....base import MXNetError
 
-INTERP_NEAREST, INTERP_LINEAR = 0, 1
+INTERP_NEAREST, INTERP_LINEAR, INTERP_CUBIC = 0, 1, 2
 
 
 def imdecode(buf: bytes, flag: int = 1, what: str = "image") -> np.ndarray:
@@ -48,37 +48,42 @@ def imread(path: str, flag: int = 1) -> np.ndarray:
     return imdecode(buf, flag, what=f"image file {path!r}")
 
 
-def _source_index(n_out, n_in, interp):
-    """Per output position: (lower source index, upper source index, weight of the upper)."""
+def _taps(n_out, n_in, interp):
+    """Per output position along one axis: source indices (n_out, k) and weights (n_out, k),
+    as OpenCV computes them (half-pixel centres; edge pixels repeated past the border)."""
     scale = n_in / n_out
     d = np.arange(n_out, dtype=np.float64)
     if interp == INTERP_NEAREST:
-        i = np.minimum(np.floor(d * scale).astype(np.int64), n_in - 1)
-        return i, i, np.zeros(n_out)
+        return np.minimum(np.floor(d * scale).astype(np.int64), n_in - 1)[:, None], np.ones((n_out, 1))
     f = (d + 0.5) * scale - 0.5
     lo = np.floor(f)
-    w = f - lo
-    lo = lo.astype(np.int64)
-    return np.clip(lo, 0, n_in - 1), np.clip(lo + 1, 0, n_in - 1), w
+    t = (f - lo)[:, None]
+    if interp == INTERP_LINEAR:
+        offsets, weights = np.arange(2), np.concatenate([1 - t, t], axis=1)
+    else:  # bicubic, OpenCV's A = -0.75
+        a = -0.75
+        near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731  |x| <= 1
+        far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # noqa: E731  1 < |x| < 2
+        w0, w1, w2 = far(t + 1), near(t), near(1 - t)
+        offsets, weights = np.arange(-1, 3), np.concatenate([w0, w1, w2, 1 - w0 - w1 - w2], axis=1)
+    return np.clip(lo.astype(np.int64)[:, None] + offsets, 0, n_in - 1), weights
 
 
 def imresize(img: np.ndarray, w: int, h: int, interp: int = INTERP_LINEAR) -> np.ndarray:
-    """Resize (H, W, C) `img` to (h, w, C) as OpenCV's `resize` does for INTER_NEAREST (0) and
-    INTER_LINEAR (1): half-pixel centres, edges replicated; integer images rounded."""
-    if interp not in (INTERP_NEAREST, INTERP_LINEAR):
-        raise MXNetError(f"resize: interpolation {interp} is not supported by jbind; use 0 (nearest) or "
-                         "1 (bilinear)")
+    """Resize (H, W, C) `img` to (h, w, C) as OpenCV's `resize` does for INTER_NEAREST (0),
+    INTER_LINEAR (1) and INTER_CUBIC (2); integer images are rounded and saturated."""
+    if interp not in (INTERP_NEAREST, INTERP_LINEAR, INTERP_CUBIC):
+        raise MXNetError(f"resize: interpolation {interp} is not supported by jbind; use 0 (nearest), "
+                         "1 (bilinear) or 2 (bicubic)")
     if w <= 0 or h <= 0:
         raise MXNetError(f"resize: output size {(w, h)} must be positive")
     if img.shape[0] == h and img.shape[1] == w:
         return img.copy()
-    y0, y1, wy = _source_index(h, img.shape[0], interp)
-    x0, x1, wx = _source_index(w, img.shape[1], interp)
+    yi, yw = _taps(h, img.shape[0], interp)
+    xi, xw = _taps(w, img.shape[1], interp)
     src = img.astype(np.float64)
-    wx = wx[None, :, None]
-    rows = lambda y: src[y][:, x0] * (1 - wx) + src[y][:, x1] * wx  # noqa: E731
-    wy = wy[:, None, None]
-    out = rows(y0) * (1 - wy) + rows(y1) * wy
+    rows = np.einsum("hk,hkwc->hwc", yw, src[yi])
+    out = np.einsum("wk,hwkc->hwc", xw, rows[:, xi])
     if np.issubdtype(img.dtype, np.integer):
         info = np.iinfo(img.dtype)
         out = np.clip(np.rint(out), info.min, info.max)

@@ -98,7 +98,7 @@ class Normalize(HybridBlock):
 
 class Resize(Block):
     """Resize to `size`: (w, h), or an int for a square (or, with `keep_ratio`, for the shorter
-    side, the other scaled and rounded down). `interpolation` 0 nearest, 1 bilinear (OpenCV's)."""
+    side, the other scaled and rounded down). `interpolation` 0 nearest, 1 bilinear, 2 bicubic (OpenCV's)."""
 
     def __init__(self, size, keep_ratio=False, interpolation=1):
         super().__init__()
