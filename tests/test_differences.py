@@ -656,3 +656,11 @@ def test_dataloader_pin_memory_batches_are_on_the_cpu():
     from jbind.gluon.data import DataLoader
     batch = next(iter(DataLoader(mx.nd.ones((4, 2)), 2, pin_memory=True)))
     assert batch.context == mx.cpu(0)
+
+
+def test_random_saturation_blends_with_the_whole_gray_level():
+    """transforms.RandomSaturation blends with 0.299 R + 0.587 G + 0.114 B (MXNet 1.9.1's kernel: 0.114 B only)."""
+    import numpy as np
+    from jbind.gluon.data.vision.transforms import _saturation
+    red = np.array([[[200.0, 0.0, 0.0]]])
+    np.testing.assert_allclose(_saturation(red, 0.0), [[[59.8, 59.8, 59.8]]])

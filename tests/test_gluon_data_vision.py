@@ -227,3 +227,30 @@ def test_image_record_dataset(tmp_path):
     np.testing.assert_array_equal(img.asnumpy(), pics[2])
     raw = mx.gluon.data.RecordFileDataset(rec)
     assert isinstance(raw[0], bytes) and len(raw) == 3
+
+
+def test_hue_turns_colours_around_the_wheel():
+    from jbind.gluon.data.vision.transforms import _hue
+    rgb = np.array([[[255, 0, 0], [0, 255, 0], [40, 80, 200], [90, 90, 90]]], np.float32)
+    np.testing.assert_allclose(_hue(rgb, 0.0), rgb, atol=1e-3)
+    np.testing.assert_allclose(_hue(rgb, 1.0), rgb, atol=1e-3)
+    third = _hue(rgb, 1 / 3)
+    np.testing.assert_allclose(third[0, :2], [[0, 255, 0], [0, 0, 255]], atol=1e-3)  # red -> green -> blue
+    np.testing.assert_allclose(third[0, 3], [90, 90, 90], atol=1e-3)  # gray has no hue
+    np.testing.assert_allclose(third[0, 2], [200, 40, 80], atol=1e-3)
+    random.seed(4)
+    out = T.RandomHue(0.2)(_img())
+    assert out.shape == (6, 8, 3) and out.dtype == np.uint8
+    jitter = T.RandomColorJitter(0.1, 0.1, 0.1, 0.1)(_img())
+    assert jitter.shape == (6, 8, 3)
+
+
+def test_random_saturation_uses_the_gray_level():
+    img = _img()
+    random.seed(7)
+    out = T.RandomSaturation(0.5)(img).asnumpy()
+    random.seed(7)
+    alpha = random.uniform(0.5, 1.5)
+    a = img.asnumpy().astype(np.float64)
+    want = a * alpha + (1 - alpha) * (a @ [0.299, 0.587, 0.114])[..., None]
+    assert np.abs(out - np.clip(np.rint(want), 0, 255)).max() <= 1

@@ -19,7 +19,7 @@ from . import _image
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize", "CenterCrop", "Resize",
            "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
-           "RandomColorJitter", "RandomLighting", "RandomApply"]
+           "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply"]
 
 
 def _size2(size, what):
@@ -193,59 +193,109 @@ def _float_op(x, what, fn):
     return _each(x, what, one)
 
 
+def _factor(v):
+    """A factor uniform in [max(0, 1 - v), 1 + v]."""
+    return random.uniform(max(0.0, 1.0 - v), 1.0 + v)
+
+
+def _brightness(a, alpha):
+    return a * alpha
+
+
+def _contrast(a, alpha):
+    return a * alpha + (1.0 - alpha) * float((a[..., :3] @ _GRAY).mean())
+
+
+def _saturation(a, alpha):
+    return a * alpha + (1.0 - alpha) * (a[..., :3] @ _GRAY)[..., None]
+
+
+def _hue(a, turns):
+    """Rotate the hue of RGB values in [0, 255] by `turns` of the colour wheel (through HLS)."""
+    rgb = a[..., :3] / 255.0
+    vmax, vmin = rgb.max(-1), rgb.min(-1)
+    light, diff = (vmax + vmin) / 2, vmax - vmin
+    grey = diff <= np.finfo(np.float32).eps
+    sat = np.where(grey, 0.0, diff / np.where(light < 0.5, vmax + vmin, 2.0 - vmax - vmin + grey))
+    safe = np.where(grey, 1.0, diff)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    hue = np.where(vmax == r, (g - b) / safe, np.where(vmax == g, (b - r) / safe + 2, (r - g) / safe + 4)) * 60
+    hue = np.where(grey, 0.0, hue) + turns * 360.0
+    hi = np.where(light <= 0.5, light * (1 + sat), light + sat - light * sat)
+    lo = 2 * light - hi
+
+    def channel(deg):
+        d = np.mod(deg, 360.0)
+        ramp_up, ramp_down = lo + (hi - lo) * d / 60, lo + (hi - lo) * (240 - d) / 60
+        return np.select([d < 60, d < 180, d < 240], [ramp_up, hi, ramp_down], lo)
+    out = np.stack([channel(hue + 120), channel(hue), channel(hue - 120)], -1) * 255.0
+    return np.concatenate([out, a[..., 3:]], -1) if a.shape[-1] > 3 else out
+
+
 class RandomBrightness(Block):
-    """Multiplies by 1 + u, u uniform in [-brightness, brightness]."""
+    """Multiplies by a factor uniform in [max(0, 1 - brightness), 1 + brightness]."""
 
     def __init__(self, brightness):
         super().__init__()
         self._b = brightness
 
     def forward(self, x):
-        return _float_op(x, "RandomBrightness", lambda a: a * (1.0 + random.uniform(-self._b, self._b)))
+        return _float_op(x, "RandomBrightness", lambda a: _brightness(a, _factor(self._b)))
 
 
 class RandomContrast(Block):
-    """Blends with the image's mean gray level: alpha * x + (1 - alpha) * mean, alpha = 1 + u."""
+    """Blends with the image's mean gray level: alpha * x + (1 - alpha) * mean, alpha uniform in
+    [max(0, 1 - contrast), 1 + contrast]."""
 
     def __init__(self, contrast):
         super().__init__()
         self._c = contrast
 
     def forward(self, x):
-        def fn(a):
-            alpha = 1.0 + random.uniform(-self._c, self._c)
-            return a * alpha + (1.0 - alpha) * float((a[..., :3] @ _GRAY).mean())
-        return _float_op(x, "RandomContrast", fn)
+        return _float_op(x, "RandomContrast", lambda a: _contrast(a, _factor(self._c)))
 
 
 class RandomSaturation(Block):
-    """Blends each pixel with its gray level: alpha * x + (1 - alpha) * gray, alpha = 1 + u."""
+    """Blends each pixel with its gray level (0.299 R + 0.587 G + 0.114 B): alpha * x +
+    (1 - alpha) * gray, alpha uniform in [max(0, 1 - saturation), 1 + saturation]."""
 
     def __init__(self, saturation):
         super().__init__()
         self._s = saturation
 
     def forward(self, x):
-        def fn(a):
-            alpha = 1.0 + random.uniform(-self._s, self._s)
-            return a * alpha + (1.0 - alpha) * (a[..., :3] @ _GRAY)[..., None]
-        return _float_op(x, "RandomSaturation", fn)
+        return _float_op(x, "RandomSaturation", lambda a: _saturation(a, _factor(self._s)))
+
+
+class RandomHue(Block):
+    """Turns the hue (in HLS) by a factor uniform in [max(0, 1 - hue), 1 + hue] of a full turn."""
+
+    def __init__(self, hue):
+        super().__init__()
+        self._h = hue
+
+    def forward(self, x):
+        return _float_op(x, "RandomHue", lambda a: _hue(a, _factor(self._h)) if a.shape[-1] >= 3 else a)
 
 
 class RandomColorJitter(Block):
-    """Random brightness, contrast and saturation, applied in a random order."""
+    """Brightness, contrast and saturation factors 1 + u, u uniform in [-v, v], and a hue turn
+    uniform in [-hue, hue], applied in a random order (those with v = 0 skipped)."""
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
         super().__init__()
-        if hue:
-            raise MXNetError("RandomColorJitter: hue jitter is not implemented in jbind; pass hue=0")
-        self._ts = [t for v, t in ((brightness, RandomBrightness), (contrast, RandomContrast),
-                                   (saturation, RandomSaturation)) if v for t in [t(v)]]
+        self._steps = [(v, fn) for v, fn in ((brightness, _brightness), (contrast, _contrast),
+                                             (saturation, _saturation), (hue, _hue)) if v > 0]
 
     def forward(self, x):
-        for t in random.sample(self._ts, len(self._ts)):
-            x = t(x)
-        return x
+        def fn(a):
+            for v, step in random.sample(self._steps, len(self._steps)):
+                if step is _hue:
+                    a = _hue(a, random.uniform(-v, v)) if a.shape[-1] >= 3 else a
+                else:
+                    a = step(a, 1.0 + random.uniform(-v, v))
+            return a
+        return _float_op(x, "RandomColorJitter", fn)
 
 
 class RandomLighting(Block):
