@@ -254,3 +254,19 @@ def test_random_saturation_uses_the_gray_level():
     a = img.asnumpy().astype(np.float64)
     want = a * alpha + (1 - alpha) * (a @ [0.299, 0.587, 0.114])[..., None]
     assert np.abs(out - np.clip(np.rint(want), 0, 255)).max() <= 1
+
+
+def test_random_rotation_and_rotate_errors():
+    x = T.ToTensor()(_img())
+    np.random.seed(0)
+    batch = mx.nd.array(np.stack([x.asnumpy()] * 2))
+    out = T.RandomRotation((-40.0, 40.0))(batch).asnumpy()
+    assert out.shape == (2, 3, 6, 8) and not np.allclose(out[0], out[1])  # one angle per image
+    np.testing.assert_array_equal(T.RandomRotation((0.0, 1.0), rotate_with_proba=0.0)(x).asnumpy(), x.asnumpy())
+    np.testing.assert_allclose(T.Rotate(0.0)(x).asnumpy(), x.asnumpy(), atol=1e-5)
+    with pytest.raises(TypeError, match="float32"):
+        T.Rotate(10.0)(_img())
+    with pytest.raises(ValueError, match="cannot be both True"):
+        T.Rotate(10.0, zoom_in=True, zoom_out=True)(x)
+    with pytest.raises(ValueError, match="ordered tuple"):
+        T.RandomRotation((5.0, 1.0))

@@ -17,7 +17,7 @@ from ...block import Block, HybridBlock
 from ...nn import Sequential
 from . import _image
 
-__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize", "CenterCrop", "Resize",
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation", "RandomResizedCrop", "CropResize", "CenterCrop", "Resize",
            "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
            "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply"]
 
@@ -94,6 +94,68 @@ class Normalize(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return F.image.normalize(x, mean=self._mean, std=self._std)
+
+
+def _rotate(x, degrees, zoom_in, zoom_out):
+    """Rotate float32 (C, H, W) / (N, C, H, W) `x` by `degrees` (one or one per image) about its
+    centre, sampling bilinearly (zero outside); zoom_in scales so that no zero border shows,
+    zoom_out so that the whole image stays in view."""
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if x.dtype != np.float32:
+        raise TypeError("This transformation only supports float32. Consider calling it after ToTensor")
+    single = x.ndim == 3
+    if x.ndim not in (3, 4):
+        raise MXNetError(f"Rotate: expected a (C, H, W) image or an (N, C, H, W) batch, got shape {x.shape}")
+    batch = x.expand_dims(0) if single else x
+    n, _, h, w = batch.shape
+    rad = np.deg2rad(np.broadcast_to(np.asarray(degrees, np.float64), (n,)))[:, None, None]
+    cy, cx = (h - 1) / 2, (w - 1) / 2
+    ys, xs = np.meshgrid(np.arange(h) - cy, np.arange(w) - cx, indexing="ij")
+    gx = (xs * np.cos(rad) - ys * np.sin(rad)) / cx
+    gy = (xs * np.sin(rad) + ys * np.cos(rad)) / cy
+    if zoom_in or zoom_out:
+        rho, corner = np.hypot(h, w), np.arctan(h / w)
+        turn = np.abs(rad)
+        span_x = np.maximum(np.abs(rho * np.cos(corner + turn)), np.abs(rho * np.cos(corner - turn)))
+        span_y = np.maximum(np.abs(rho * np.sin(corner + turn)), np.abs(rho * np.sin(corner - turn)))
+        scale = (np.maximum(span_x / w, span_y / h) if zoom_out else np.minimum(w / span_x, h / span_y))
+        gx, gy = gx * scale, gy * scale
+    grid = nd.array(np.stack([gx, gy], axis=1).astype(np.float32), ctx=batch.context)
+    out = nd.BilinearSampler(batch, grid)
+    return out[0] if single else out
+
+
+class Rotate(Block):
+    """Rotates a float32 (C, H, W) image or (N, C, H, W) batch by `rotation_degrees` about its
+    centre (bilinear, zeros outside), keeping its shape; `zoom_in` / `zoom_out` as in MXNet."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        return _rotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """Rotate (see `Rotate`) by an angle uniform in `angle_limits` (degrees, one per image),
+    with probability `rotate_with_proba`; draws from numpy's global generator."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if not 0 <= rotate_with_proba <= 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._limits, self._zoom, self._p = (lower, upper), (zoom_in, zoom_out), rotate_with_proba
+
+    def forward(self, x):
+        if np.random.random() > self._p:
+            return x
+        angles = np.random.uniform(*self._limits, size=None if x.ndim == 3 else x.shape[0])
+        return _rotate(x, angles, *self._zoom)
 
 
 class Resize(Block):
