@@ -115,3 +115,17 @@ def test_pretrained_file_with_mxnet_hash_loads(tmp_path, monkeypatch):
 def _sha1(path):
     import hashlib
     return hashlib.sha1(path.read_bytes()).hexdigest()
+
+
+def test_mxnet_legacy_parameter_file_loads_whatever_the_prefix():
+    """Names less the network's prefix (MXNet's older published files) load into a network
+    whose prefix is not the one it was saved from ('resnetv21_' here, saved from 'resnetv20_')."""
+    name = "resnet_v2_bottleneck_thumb"
+    gold = np.load(os.path.join(ZOO, name + ".npz"))
+    with mx.name.NameManager():
+        _build(name)
+        net = _build(name)
+    assert net.prefix == "resnetv21_"
+    net.load_parameters(os.path.join(ZOO, name + "-legacy.params"))
+    net.hybridize()
+    np.testing.assert_allclose(net(mx.nd.array(gold["data"])).asnumpy(), gold["out"], rtol=1e-4, atol=1e-4)

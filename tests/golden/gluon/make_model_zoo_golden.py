@@ -12,7 +12,9 @@ Writes into tests/golden/gluon/model_zoo/:
   `export` use) and its shape after `infer_shape` on that input. Checked by
   tests/test_gluon_model_zoo.py without running anything.
 - `<case>.params` (`save_parameters`, structural names; `.params.gz` for the COMPRESSED
-  cases, whose weights are rounded to multiples of 1/256) and `<case>.npz` (input "data" and
+  cases, whose weights are rounded to multiples of 1/256; `<case>-legacy.params` for the
+  LEGACY cases, with `collect_params` names less the network's prefix, the layout of
+  MXNet's older published files) and `<case>.npz` (input "data" and
   inference output "out") for a few small networks built from the zoo's classes, with
   Xavier weights and non-trivial BatchNorm statistics. jbind loads MXNet's file and must
   reproduce the output.
@@ -60,6 +62,8 @@ def small_cases():
 # cases whose parameters are rounded to multiples of 1/256 and stored gzip-compressed
 # (the file would be over 1 MB as plain float32)
 COMPRESSED = {"mobilenetv2_0.25"}
+# cases also saved with full parameter names less the network's prefix (`<case>-legacy.params`)
+LEGACY = {"resnet_v2_bottleneck_thumb"}
 
 
 def names_golden():
@@ -101,6 +105,8 @@ def outputs_golden():
                 p.set_data(mx.nd.array(np.round(p.data().asnumpy() * 256) / 256))
         out = net(data).asnumpy()
         net.save_parameters(path)
+        if name in LEGACY:  # the pre-1.3 layout of MXNet's published files: full names less the net's prefix
+            net.collect_params().save(os.path.join(OUT, name + "-legacy.params"), strip_prefix=net.prefix)
         if name in COMPRESSED:
             with open(path, "rb") as f, gzip.GzipFile(path + ".gz", "wb", mtime=0) as g:
                 g.write(f.read())
