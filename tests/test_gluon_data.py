@@ -170,6 +170,14 @@ def test_worker_processes_give_the_batches_of_num_workers_0():
             list(loader)
         plan[:] = [[2, 3]]
         _same(list(loader), [[ds[2], ds[3]]])
+        np.random.seed(3)
+        shuffled = [[s[2] for s in b] for b in DataLoader(ds, 4, shuffle=True, batchify_fn=_as_list)]
+        np.random.seed(3)
+        fresh = DataLoader(ds, 4, shuffle=True, batchify_fn=_as_list, num_workers=1)
+        try:  # starting workers draws nothing from numpy's state: a seeded shuffle is the same
+            assert [[s[2] for s in b] for b in fresh] == shuffled
+        finally:
+            fresh.close()
         loader._batchify_fn = _stack_numeric  # default stacking of what the workers sent
         plan[:] = [[4, 1, 7], [2]]
         want = _batches(DataLoader(ds, batch_sampler=plan, batchify_fn=_stack_numeric))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import random
 import traceback
+import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,6 +28,7 @@ _OK, _FAILED = b"\x00", b"\x01"
 def _worker_loop(conn, dataset, seed):
     """Runs in a worker process: index lists in, encoded samples out, until an empty message."""
     np.random.seed(seed % (2 ** 32))
+    random.seed(seed)
     try:
         from ... import random as mx_random  # noqa: PLC0415 - seeds jbind's stream in this process
         mx_random.seed(seed % (2 ** 31))
@@ -56,7 +59,9 @@ class ProcessPool:
         self._conns, self._procs = [], []
         self._next = 0
         self._pending = deque()  # worker ids with an outstanding request, oldest first
-        base = int(np.random.randint(0, 2 ** 31 - 1))
+        # worker seeds follow numpy's global state without drawing from it, so that a seeded
+        # shuffle gives the same order with and without workers
+        base = zlib.crc32(np.random.get_state()[1].tobytes())
         for w in range(num_workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker_loop, args=(child, dataset, base + 7919 * w), daemon=True)
