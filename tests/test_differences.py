@@ -5,11 +5,6 @@ import pytest
 import jbind as mx
 
 
-def test_float64_is_stored_as_float32_without_jax_x64():
-    """float64 arrays become float32 unless JAX's x64 mode is enabled (JAX_ENABLE_X64=1)."""
-    assert mx.nd.array(np.zeros(2), dtype="float64").dtype == np.float32
-
-
 def test_slices_are_copies():
     """NDArray basic slicing returns a copy, so writing into a slice leaves the parent unchanged."""
     a = mx.nd.zeros((2, 2))
@@ -491,12 +486,6 @@ def test_sparse_components_are_checked_when_made():
         mx.nd.sparse.row_sparse_array(([[1.0], [2.0]], [2, 0]), shape=(3, 1))
     with pytest.raises(mx.base.MXNetError, match="bad indptr"):
         mx.nd.sparse.csr_matrix(([1.0], [0], [0, 0]), shape=(1, 2))
-
-
-def test_sparse_index_arrays_are_int32_without_jax_x64():
-    """A sparse array's indices and indptr are int32 unless JAX's x64 mode is on (MXNet: int64)."""
-    c = mx.nd.array([[0, 1], [2, 0]]).tostype("csr")
-    assert c.indices.dtype == c.indptr.dtype == np.int32
 
 
 def test_sparse_ops_without_sparse_kernels_return_dense():

@@ -172,6 +172,57 @@ def test_every_op_sample_lowers_float32_without_f64(case):
     exe = sym.simple_bind(CTX, grad_req=req, type_dict=case.type_dict, **case.shapes)
     modes = ["infer", "train"] if any(exe._diff) else ["infer", "train_fwd"]
     for mode in modes:
-        text = exe._lower(mode).as_text()
+        lowered = exe._lower(mode)
+        outs = jax.tree_util.tree_leaves(lowered.out_info)[:len(exe.outputs)]
+        assert [np.dtype(o.dtype) for o in outs] == list(exe._out_dtypes), f"{case.id} ({mode}): output dtypes"
+        text = lowered.as_text()
         bad = [line.strip() for line in text.splitlines() if _F64_ARRAY.search(line)]
         assert not bad, f"{case.id} ({mode}): f64 in a float32 program:\n" + "\n".join(bad[:6])
+
+
+def test_64_bit_dtypes_are_honoured_as_mxnet():
+    """dtype='float64' / 'int64' is kept by creation, astype, ops, samplers and binding; a numpy
+    array without dtype= becomes float32, as MXNet's mx.nd.array does. Read from MXNet 1.9.1."""
+    f64, i64 = mx.nd.ones((2, 3), dtype="float64"), mx.nd.array([1, 2, 3], dtype="int64")
+    assert mx.nd.array(np.zeros(3)).dtype == mx.nd.array(np.arange(3)).dtype == np.float32
+    assert mx.nd.array(f64).dtype == mx.nd.array([1, 2], dtype=np.float64).dtype == np.float64
+    got = {"full": mx.nd.full((2,), 3, dtype="int64"), "arange": mx.nd.arange(3, dtype="int64"),
+           "astype": mx.nd.ones((2,)).astype("float64"), "plus": f64 + 1, "npmul": f64 * np.float64(2),
+           "sum": f64.sum(), "dot": mx.nd.dot(f64, f64.T), "softmax": mx.nd.softmax(f64),
+           "argmax": mx.nd.argmax(f64, axis=1), "isum": i64.sum(), "iplus": i64 + 1,
+           "take": mx.nd.take(f64, i64[:1]), "onehot": mx.nd.one_hot(i64, 4, dtype="float64"),
+           "uniform": mx.nd.random.uniform(shape=(2,), dtype="float64"),
+           "normal": mx.nd.random.normal(shape=(2,), dtype="float64"),
+           "randint": mx.nd.random.randint(0, 5, shape=(2,), dtype="int64"),
+           "sample": mx.nd.sample_uniform(f64, f64 + 1, dtype="float64"),
+           "like": mx.nd.random.uniform_like(f64), "shape": mx.nd.shape_array(f64),
+           "cast": mx.nd.cast(f64, dtype="int64"), "sort": mx.nd.sort(i64), "eye": mx.nd.eye(2, dtype="int64"),
+           "linspace": mx.nd.linspace(0, 1, 3, dtype="float64")}
+    want = {k: ("int64" if k in ("full", "arange", "isum", "iplus", "randint", "shape", "cast", "sort", "eye")
+                else "float64") for k in got}
+    assert {k: np.dtype(v.dtype).name for k, v in got.items()} == want
+    assert {k: v.asnumpy().dtype.name for k, v in got.items()} == want
+    assert isinstance(f64[0, 0].asscalar(), np.float64)
+    assert mx.nd.sample_uniform(f64, f64 + 1).dtype == np.float32  # dtype defaults to float32, as MXNet's
+    csr = mx.nd.array([[0, 1], [2, 0]]).tostype("csr")
+    assert csr.indices.dtype == csr.indptr.dtype == np.int64
+
+
+def test_float64_executor_trains_in_float64():
+    """type_dict float64 binds float64 arguments, outputs, gradients and head gradients."""
+    x = mx.sym.Variable("x")
+    exe = mx.sym.FullyConnected(x, num_hidden=2, name="fc").simple_bind(mx.cpu(), x=(2, 3),
+                                                                       type_dict={"x": "float64"})
+    exe.arg_dict["fc_weight"][:] = 1 / 3
+    exe.forward(is_train=True, x=np.ones((2, 3)))
+    exe.backward(mx.nd.full((2, 2), 1 / 3, dtype="float64"))
+    assert exe.outputs[0].dtype == exe.grad_dict["fc_weight"].dtype == np.float64
+    np.testing.assert_allclose(exe.grad_dict["fc_weight"].asnumpy(), np.full((2, 3), 2 / 3), rtol=1e-15)
+
+
+def test_integer_division_and_mean_stay_integer():
+    """`/` on integer NDArrays truncates and mean of integers is an integer, as in MXNet 1.9.1."""
+    i = mx.nd.array([-3, 2, 3], dtype="int64")
+    assert (i / 2).asnumpy().tolist() == [-1, 1, 1] and (7 / i).asnumpy().tolist() == [-2, 3, 2]
+    assert mx.nd.mean(i).dtype == np.int64 and mx.nd.mean(i).asnumpy().tolist() == [0]
+    assert mx.nd.sum(mx.nd.array([1, 2], dtype="int32")).dtype == np.int32

@@ -291,6 +291,8 @@ class NDArray:
         if isinstance(o, (numbers.Number, np.generic)):
             o = jnp.asarray(o, dtype=self._data.dtype)
         a, b = (o, self._data) if reverse else (self._data, o)
+        if fn is jnp.divide and a.dtype == b.dtype and jnp.issubdtype(a.dtype, jnp.integer):
+            fn = jax.lax.div  # integers divide to integers, truncated, as MXNet's `/`
         return NDArray(fn(a, b))
 
     def _iop(self, other, fn):

@@ -53,7 +53,10 @@ class _Reduce(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         ax = self._axes(x.ndim)
-        return [self.fn(x, axis=ax).reshape(_reduced(x.shape, ax, self.keepdims))], aux
+        # jnp widens small integers (sum of int32 is int64 under x64) and means them to floats;
+        # MXNet keeps the input's dtype (an integer mean truncates)
+        y = self.fn(x, axis=ax).astype(x.dtype)
+        return [y.reshape(_reduced(x.shape, ax, self.keepdims))], aux
 
 
 for _n, _f, _al in [("sum", jnp.sum, ("sum_axis",)), ("mean", jnp.mean, ()),
