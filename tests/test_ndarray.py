@@ -148,3 +148,25 @@ def test_parameters_may_follow_the_inputs_positionally_as_mxnet():
         mx.nd.clip(x, 1, a_min=0)
     with pytest.raises(mx.MXNetError, match="an input after positional parameters"):
         mx.sym.FullyConnected(a, 4, mx.sym.Variable("w"))
+
+
+def test_creation_writes_into_out():
+    """zeros / ones / full with `out=` write into `out` and return it, as MXNet's."""
+    o = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=o) is o and o.asnumpy().tolist() == [[1, 1], [1, 1]]
+    mx.nd.full((2, 2), 2, out=o)
+    assert o.asnumpy().sum() == 8
+    mx.nd.zeros((2, 2), out=o)
+    assert o.asnumpy().sum() == 0
+
+
+def test_bad_reshape_and_moveaxis_raise_value_error():
+    """An NDArray reshape to another size and moveaxis out of bounds raise ValueError (also
+    an MXNetError), as MXNet's Python front end does."""
+    x = mx.nd.zeros((1, 2, 3))
+    for bad in [lambda: x.reshape((2, 2)), lambda: mx.nd.moveaxis(x, 3, 0), lambda: mx.nd.moveaxis(x, 0, [0, 1]),
+                lambda: mx.nd.moveaxis(x, [0, 0], [0, 1])]:
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(mx.base.MXNetError):
+        x.reshape((5,))
