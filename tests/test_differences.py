@@ -599,3 +599,11 @@ def test_gluon_download_never_reaches_the_network(tmp_path):
     assert utils.download("http://example.com/f.bin", path=str(tmp_path)) == str(tmp_path / "f.bin")
     with pytest.raises(mx.MXNetError, match="does not download"):
         utils.download("http://example.com/g.bin", path=str(tmp_path))
+
+
+def test_ndarray_operators_promote_mixed_dtypes():
+    """NDArray operators on two arrays of different dtypes follow JAX's promotion (MXNet raises)."""
+    a, b = mx.nd.ones((2,), dtype="float64"), mx.nd.ones((2,))
+    assert (a + b).dtype == np.float64 and (b * mx.nd.ones((2,), dtype="int32")).dtype == np.float32
+    with pytest.raises(mx.base.MXNetError):  # by name, as MXNet's
+        mx.nd.elemwise_add(a, b)
