@@ -226,3 +226,10 @@ def test_integer_division_and_mean_stay_integer():
     assert (i / 2).asnumpy().tolist() == [-1, 1, 1] and (7 / i).asnumpy().tolist() == [-2, 3, 2]
     assert mx.nd.mean(i).dtype == np.int64 and mx.nd.mean(i).asnumpy().tolist() == [0]
     assert mx.nd.sum(mx.nd.array([1, 2], dtype="int32")).dtype == np.int32
+
+
+def test_max_and_min_of_infinities_are_infinite():
+    """max / min over an axis holding inf or -inf give it (not nan), as MXNet's and numpy's."""
+    a = mx.nd.array([[1.0, np.inf], [-np.inf, 2.0]])
+    assert mx.nd.max(a, axis=1).asnumpy().tolist() == [np.inf, 2.0]
+    assert mx.nd.min(a, axis=1).asnumpy().tolist() == [1.0, -np.inf]

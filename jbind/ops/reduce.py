@@ -23,7 +23,9 @@ def _chooser(f):
     """max/min whose gradient goes in full to every element equal to the result (MXNet's)."""
     def g(x, axis):
         y = jax.lax.stop_gradient(f(x, axis=axis, keepdims=True))
-        return y + jnp.sum(jnp.where(x == y, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
+        # x - stop_gradient(x) is 0 with x's gradient; an infinite x would give inf - inf = nan
+        picked = (x == y) & jnp.isfinite(x)
+        return y + jnp.sum(jnp.where(picked, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
     return g
 
 
