@@ -13,6 +13,9 @@ try:
     from . import _malloc
     _malloc.tune()  # before XLA starts its threads: freed host memory stays mapped (see _malloc.py)
 
+    from . import _x64
+    _x64.enable()  # before any array: float64 / int64 stay 64-bit, as in MXNet (JBIND_X64=0: JAX decides)
+
     from . import distributed  # noqa: F401
     distributed.initialize()  # joins a multi-process job when JBIND_COORDINATOR etc. are set; else nothing
 

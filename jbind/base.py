@@ -68,6 +68,11 @@ class ParamError(MXNetError, TypeError):
     """An operator got an unknown or malformed parameter."""
 
 
+class ArgumentError(MXNetError, ValueError):
+    """A bad argument value where MXNet's Python front end raises ValueError (an NDArray's
+    `reshape` to another size, `moveaxis` out of bounds)."""
+
+
 class NotImplementedForSymbol(MXNetError):
     """A method that needs values called on a Symbol (MXNet's `mxnet.base.NotImplementedForSymbol`)."""
 

@@ -5,11 +5,6 @@ import pytest
 import jbind as mx
 
 
-def test_float64_is_stored_as_float32_without_jax_x64():
-    """float64 arrays become float32 unless JAX's x64 mode is enabled (JAX_ENABLE_X64=1)."""
-    assert mx.nd.array(np.zeros(2), dtype="float64").dtype == np.float32
-
-
 def test_slices_are_copies():
     """NDArray basic slicing returns a copy, so writing into a slice leaves the parent unchanged."""
     a = mx.nd.zeros((2, 2))
@@ -493,12 +488,6 @@ def test_sparse_components_are_checked_when_made():
         mx.nd.sparse.csr_matrix(([1.0], [0], [0, 0]), shape=(1, 2))
 
 
-def test_sparse_index_arrays_are_int32_without_jax_x64():
-    """A sparse array's indices and indptr are int32 unless JAX's x64 mode is on (MXNet: int64)."""
-    c = mx.nd.array([[0, 1], [2, 0]]).tostype("csr")
-    assert c.indices.dtype == c.indptr.dtype == np.int32
-
-
 def test_sparse_ops_without_sparse_kernels_return_dense():
     """sin / relu / ... of a sparse array is a dense array (MXNet keeps zero-preserving unary ops sparse)."""
     assert mx.nd.sin(mx.nd.array([[0, 1]]).tostype("csr")).stype == "default"
@@ -664,3 +653,10 @@ def test_random_saturation_blends_with_the_whole_gray_level():
     from jbind.gluon.data.vision.transforms import _saturation
     red = np.array([[[200.0, 0.0, 0.0]]])
     np.testing.assert_allclose(_saturation(red, 0.0), [[[59.8, 59.8, 59.8]]])
+
+def test_ndarray_operators_promote_mixed_dtypes():
+    """NDArray operators on two arrays of different dtypes follow JAX's promotion (MXNet raises)."""
+    a, b = mx.nd.ones((2,), dtype="float64"), mx.nd.ones((2,))
+    assert (a + b).dtype == np.float64 and (b * mx.nd.ones((2,), dtype="int32")).dtype == np.float32
+    with pytest.raises(mx.base.MXNetError):  # by name, as MXNet's
+        mx.nd.elemwise_add(a, b)

@@ -35,8 +35,6 @@ SKIP_NDARRAY = {
 
 def _close(key, got):
     want = REF[key]
-    if want.dtype == np.int64:  # shape_array / size_array: int32 without JAX's x64 (README)
-        want = want.astype(np.int32)
     assert got.shape == want.shape and got.dtype == want.dtype, (key, got.shape, got.dtype, want.shape, want.dtype)
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-6,
                                equal_nan=True, err_msg=key)

@@ -24,7 +24,7 @@ with open(os.path.join(IO, "iters.json")) as _f:
 
 
 def _as(values, dtype):
-    """Golden values as the array jbind holds: int64 narrows to int32 without x64, as jbind's NDArrays."""
+    """Golden values as the array jbind holds (int64 narrows to int32 only under JBIND_X64=0)."""
     a = np.array(values, dtype=np.dtype(dtype))
     return a.astype(jax.dtypes.canonicalize_dtype(a.dtype))
 

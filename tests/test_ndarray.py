@@ -159,3 +159,24 @@ def test_integer_index_out_of_bounds_is_an_index_error():
             x[key]
     assert x[-4].asnumpy().tolist() == [0, 1, 2] and x[3, -1].asscalar() == 11
     assert len(list(iter(mx.gluon.data.ArrayDataset(x)))) == 4
+
+def test_creation_writes_into_out():
+    """zeros / ones / full with `out=` write into `out` and return it, as MXNet's."""
+    o = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=o) is o and o.asnumpy().tolist() == [[1, 1], [1, 1]]
+    mx.nd.full((2, 2), 2, out=o)
+    assert o.asnumpy().sum() == 8
+    mx.nd.zeros((2, 2), out=o)
+    assert o.asnumpy().sum() == 0
+
+
+def test_bad_reshape_and_moveaxis_raise_value_error():
+    """An NDArray reshape to another size and moveaxis out of bounds raise ValueError (also
+    an MXNetError), as MXNet's Python front end does."""
+    x = mx.nd.zeros((1, 2, 3))
+    for bad in [lambda: x.reshape((2, 2)), lambda: mx.nd.moveaxis(x, 3, 0), lambda: mx.nd.moveaxis(x, 0, [0, 1]),
+                lambda: mx.nd.moveaxis(x, [0, 0], [0, 1])]:
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(mx.base.MXNetError):
+        x.reshape((5,))

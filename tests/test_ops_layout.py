@@ -47,7 +47,7 @@ CASES = [
          lambda lhs, rhs: [lhs.reshape(2, 3, 2)], {"lhs": (6, 2), "rhs": (2, 3, 4)}),
     Case("reshape_like_negative", lambda: S.reshape_like(V("lhs"), V("rhs"), lhs_begin=-1, rhs_begin=1, name="rl"),
          lambda lhs, rhs: [lhs.reshape(2, 2, 3)], {"lhs": (2, 6), "rhs": (5, 2, 3)}),
-    # --- shape as data (int64 in MXNet; int32 here without JAX's x64) ------------------------
+    # --- shape as data (int64, as in MXNet; int32 under JBIND_X64=0) ------------------------
     Case("shape_array", lambda: S.shape_array(V("data"), name="sa"),
          lambda data: [np.array(data.shape)], {"data": (2, 3, 1)}),
     Case("npx_shape_array", lambda: S._npx_shape_array(V("data"), name="sa"),

@@ -448,14 +448,14 @@ def test_creation_shape_inferred_backward():
 
 
 def test_scalar_ops_promote_integer_arrays_for_a_float_scalar_as_mxnet():
-    """`is_int=False` (a float scalar) promotes an integer array to float64 first (float32
-    without x64); the default keeps the array's dtype and casts the scalar. Read from MXNet 1.9.1."""
+    """`is_int=False` (a float scalar) promotes an integer array to float64 first; the default
+    keeps the array's dtype and casts the scalar. Read from MXNet 1.9.1."""
     x = mx.nd.array([1, 2], dtype="int32")
     want = {"_plus_scalar": [1.5, 2.5], "_rdiv_scalar": [0.5, 0.25], "_mul_scalar": [0.5, 1.0],
             "_equal_scalar": [0.0, 0.0], "_greater_scalar": [1.0, 1.0], "_mod_scalar": [0.0, 0.0]}
     for op, values in want.items():
         y = getattr(mx.nd, op)(x, scalar=0.5, is_int=False)
-        assert y.dtype == np.float32, op
+        assert y.dtype == np.float64, op
         np.testing.assert_allclose(y.asnumpy(), values, err_msg=op)
     np.testing.assert_array_equal((x + 0.5).asnumpy(), [1, 2])  # is_int=True: the scalar becomes 0
     assert mx.nd._plus_scalar(mx.nd.array([1, 2], dtype="float16"), scalar=0.5, is_int=False).dtype == np.float16

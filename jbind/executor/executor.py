@@ -47,6 +47,7 @@ class Executor:
         self._diff = plan.diff
         self._add = plan.add
         self._out_shapes = plan.out_shapes
+        self._out_dtypes = plan.out_dtypes or (np.dtype(np.float32),) * len(plan.out_shapes)
         self._loss_heads = plan.no_head
         self.outputs = [NDArray(None) for _ in plan.out_shapes]
         self._fns: dict = {}
@@ -76,6 +77,10 @@ class Executor:
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
     def _build(self, mode: str):
+        return self._lower(mode).compile()
+
+    def _lower(self, mode: str):
+        """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""
         g = self._g
         shapes = entry_values(self._symbol, SHAPE, dict(self._key_parts[1][:len(g.arg_names)]))
         forward = make_forward(g, shapes)
@@ -89,17 +94,17 @@ class Executor:
             def jbind_forward(args, aux, key, counter):
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
-            return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec).compile()
+            return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec)
         train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
-        heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=SingleDeviceSharding(self._device))
-                      for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
+        heads = tuple(jax.ShapeDtypeStruct(s, t, sharding=SingleDeviceSharding(self._device))
+                      for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
                     if self._diff[k] and self._add[k])
 
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
             return train(args, aux, k, head_grads, old_grads)
-        return jax.jit(store.named(jbind_train, "jbind_train")).lower(args, aux, kspec, cspec, heads, old).compile()
+        return jax.jit(store.named(jbind_train, "jbind_train")).lower(args, aux, kspec, cspec, heads, old)
 
     # --- running ------------------------------------------------------------------------
     def _set_outputs(self, outs):
@@ -171,13 +176,13 @@ class Executor:
     def _head_grads(self, out_grads):
         heads = []
         names = self._symbol.list_outputs()
-        shapes = [s for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss]
-        for (i, gr), shape in zip(head_gradients(out_grads, self._loss_heads, names), shapes):
+        shapes = [(s, t) for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss]
+        for (i, gr), (shape, dtype) in zip(head_gradients(out_grads, self._loss_heads, names), shapes):
             gr = gr._data if isinstance(gr, NDArray) else jnp.asarray(gr)
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
                                  f"output has {tuple(shape)}")
-            heads.append(jax.device_put(gr.astype(np.float32), self._device))
+            heads.append(jax.device_put(gr.astype(dtype), self._device))
         return tuple(heads)
 
     # --- MXNet's accessors ----------------------------------------------------------------

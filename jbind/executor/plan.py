@@ -27,6 +27,7 @@ class Plan:
     np_dtypes: tuple     # numpy dtypes of `dtypes`, for fast checks at bind time
     state_bytes: int = 0  # arguments, their gradients (grad_req not null) and aux states
     out_bytes: int = 0    # the outputs
+    out_dtypes: tuple = ()  # numpy dtypes of the outputs (head gradients take them)
 
 
 def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
@@ -48,5 +49,6 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     out = sum(math.prod(s) * np.dtype(t).itemsize for s, t in zip(out_s, out_t) if s is not None and t is not None)
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
                 grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
-                tuple(np.dtype(t) for t in dtypes), state, out)
+                tuple(np.dtype(t) for t in dtypes), state, out,
+                tuple(np.dtype(np.float32 if t is None else t) for t in out_t))
     return _PLANS.put(key, plan)

@@ -228,8 +228,9 @@ class DataParallelExecutorGroup:
                 return
             if not any(plan.diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return
-            heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32)
-                     for _, gr in head_gradients(out_grads, plan.no_head, self.symbol.list_outputs())]
+            dts = [t for t, loss in zip(plan.out_dtypes, plan.no_head) if not loss]
+            heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(t)
+                     for (_, gr), t in zip(head_gradients(out_grads, plan.no_head, self.symbol.list_outputs()), dts)]
             runner.backward(self.execs, heads)
             return
         for i, e in enumerate(self.execs):

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..base import MXNetError
+from ..base import ArgumentError, MXNetError
 from .ndarray import NDArray, array
 
 
@@ -98,9 +98,9 @@ def moveaxis(tensor, source, destination) -> NDArray:
         src = normalize_axis_tuple(source, ndim, "source")
         dst = normalize_axis_tuple(destination, ndim, "destination")
     except np.exceptions.AxisError as e:
-        raise MXNetError(f"moveaxis: {e}") from None
+        raise ArgumentError(f"moveaxis: {e}") from None
     if len(src) != len(dst):
-        raise MXNetError(f"moveaxis: source {source} and destination {destination} differ in length")
+        raise ArgumentError(f"moveaxis: source {source} and destination {destination} differ in length")
     order = [a for a in range(ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

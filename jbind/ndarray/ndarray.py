@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _fluent
 from ..autograd._state import STATE as _AG
-from ..base import MXNetError, np_dtype
+from ..base import ArgumentError, MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 from ..util import is_np_shape
 
@@ -156,7 +156,7 @@ class NDArray:
         try:
             target = reshape_target(self.shape, tuple(shape), reverse)
         except ValueError as e:
-            raise MXNetError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
+            raise ArgumentError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
         if _AG.recording:
             return _recorded.call("Reshape", self, shape=tuple(target))
         return NDArray(self._data.reshape(target))
@@ -292,6 +292,8 @@ class NDArray:
         if isinstance(o, (numbers.Number, np.generic)):
             o = jnp.asarray(o, dtype=self._data.dtype)
         a, b = (o, self._data) if reverse else (self._data, o)
+        if fn is jnp.divide and a.dtype == b.dtype and jnp.issubdtype(a.dtype, jnp.integer):
+            fn = jax.lax.div  # integers divide to integers, truncated, as MXNet's `/`
         return NDArray(fn(a, b))
 
     def _iop(self, other, fn):
@@ -393,24 +395,35 @@ def _shape(shape):
     return shape
 
 
-def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs) -> NDArray:
-    """An all-zero array; `stype` 'row_sparse' or 'csr' makes a sparse one (`mx.nd.sparse.zeros`)."""
+def _into(res: NDArray, out) -> NDArray:
+    """`res`, or written into `out` (MXNet's `out=`) and `out` returned."""
+    if out is None:
+        return res
+    out[:] = res
+    return out
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs) -> NDArray:
+    """An all-zero array; `stype` 'row_sparse' or 'csr' makes a sparse one (`mx.nd.sparse.zeros`);
+    with `out`, written into it."""
     if stype not in (None, "default"):
         from .sparse import zeros as sparse_zeros
         return sparse_zeros(stype, shape, ctx, dtype)
-    return NDArray(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx)))
+    return _into(NDArray(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx))), out)
 
 
 def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
     return zeros(shape, ctx, dtype, stype)
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
-    return full(shape, 1, ctx, dtype)
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
+    """An all-one array (with `out`, written into it)."""
+    return full(shape, 1, ctx, dtype, out=out)
 
 
-def full(shape, val, ctx=None, dtype=None, **kwargs) -> NDArray:
-    return NDArray(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx)))
+def full(shape, val, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
+    """An array filled with `val` (with `out`, written into it)."""
+    return _into(NDArray(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx))), out)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs) -> NDArray:

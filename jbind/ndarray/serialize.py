@@ -31,8 +31,8 @@ that GPU; the saved context is written as the array's own (cpu(1) is dev_type 1,
 
 Differences from MXNet: a 0-d NDArray is written with shape (1,) (in V2, ndim 0 would
 mean an empty NDArray; MXNet's `mx.nd` has no 0-d arrays); V3 files load (see above).
-Without JAX's x64 mode float64 and int64 arrays become float32 and int32 NDArrays on
-load (as `mx.nd.array` does; out-of-range floats become inf); the numpy-level
+float64 and int64 arrays load as such; only under JBIND_X64=0 (JAX's x64 mode off) they
+become float32 and int32 NDArrays on load (as `mx.nd.array` does; out-of-range floats become inf); the numpy-level
 `load_numpy` / `save_numpy` keep the exact bytes in any mode.
 """
 from __future__ import annotations
@@ -308,8 +308,8 @@ def save(fname, data) -> None:
     The file is MXNet 1.9.1's format (V2 magic; sparse arrays in MXNet's sparse layout)
     and is written atomically: a
     failed save leaves any previous file intact. A 0-d NDArray is written with shape
-    (1,), and a float64/int64 array is written as what it holds: float32/int32 unless
-    JAX's x64 mode is on.
+    (1,), and a float64/int64 array is written as what it holds (float32/int32 only under
+    JBIND_X64=0).
     """
     fname = _path(fname)
     values, names = _split(data, NDArray, "save only accept dict str->NDArray or list of NDArray")
@@ -354,8 +354,8 @@ def load(fname):
     """Load NDArrays saved by `mx.nd.save` (MXNet's or jbind's), as `mx.nd.load`.
 
     Returns a list, or a dict str -> NDArray when the file has names. Arrays go to cpu(0)
-    (gpu(i) for arrays saved from gpu(i) when JAX has that GPU). Without JAX's x64 mode,
-    float64/int64 arrays become float32/int32; `load_numpy` keeps them exact. Raises
+    (gpu(i) for arrays saved from gpu(i) when JAX has that GPU). float64/int64 arrays stay
+    64-bit (under JBIND_X64=0 they become float32/int32; `load_numpy` keeps them exact). Raises
     `MXNetError` naming the file for a missing, truncated or corrupt file. Sparse arrays
     load as CSRNDArray / RowSparseNDArray.
     """

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import jax
 import jax.numpy as jnp
 
 from ._base import Op, register
@@ -97,5 +98,6 @@ class CTCLoss(Op):
         logit_pad = (jnp.arange(steps)[None, :] >= data_len[:, None]).astype(dtype)
         blank = 0 if self.blank_label == "first" else alphabet - 1
         import optax  # here, not at import: optax's import is a quarter of jbind's
-        loss = optax.ctc_loss(logits, logit_pad, lab, label_pad.astype(dtype), blank_id=blank)
+        with jax.enable_x64(dtype == jnp.float64):  # optax's one-hot has no dtype: float32 stays float32
+            loss = optax.ctc_loss(logits, logit_pad, lab, label_pad.astype(dtype), blank_id=blank)
         return [jnp.where(feasible, loss, 0).astype(data.dtype)], aux

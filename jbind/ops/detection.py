@@ -352,7 +352,7 @@ class bipartite_matching(Op):
             rm, cm, done = state
             free = ((rm == -1)[:, None] & (cm == -1)[None, :]).reshape(-1)
             masked = jnp.where(free, s, fill)
-            j = jnp.argmin(masked) if self.is_ascend else jnp.argmax(masked)
+            j = (jnp.argmin(masked) if self.is_ascend else jnp.argmax(masked)).astype(jnp.int32)
             ok = free[j] & ((s[j] < thresh) if self.is_ascend else (s[j] > thresh)) & ~done
             i, jc = j // c, j % c
             rm = jnp.where(ok, rm.at[i].set(jc), rm)

@@ -234,7 +234,7 @@ class Correlation(Op):
         offs = jnp.asarray([(md + (i // d - r) * s2, md + (i % d - r) * s2) for i in range(d * d)], jnp.int32)
 
         def one(off):
-            bb = lax.dynamic_slice(b, (0, 0, off[0], off[1]), (n, c, hc, wc))
+            bb = lax.dynamic_slice(b, (jnp.int32(0), jnp.int32(0), off[0], off[1]), (n, c, hc, wc))
             f = a * bb if self.is_multiply else jnp.where(a >= bb, a - bb, bb - a)
             f = jnp.sum(f, axis=1)
             return lax.reduce_window(f, np.zeros((), f.dtype), lax.add, (1, k, k), (1, s1, s1), "VALID")

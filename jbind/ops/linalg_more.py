@@ -430,5 +430,5 @@ class _linalg_syevd(_LinalgOp):
         w, v = jnp.linalg.eigh(_read_lower(ins[0]), symmetrize_input=False)
         u = _t(v)
         big = jnp.take_along_axis(u, jnp.argmax(jnp.abs(u), axis=-1)[..., None], axis=-1)
-        u = u * jax.lax.stop_gradient(jnp.where(big < 0, -1.0, 1.0).astype(u.dtype))
+        u = u * jax.lax.stop_gradient(jnp.where(big < 0, -1, 1).astype(u.dtype))
         return [u, w], aux

@@ -201,7 +201,7 @@ class Dropout(Op):
         shape = list(x.shape)
         for a in self.axes:
             shape[a] = 1
-        keep = jax.random.bernoulli(key, 1.0 - self.p, tuple(shape))
+        keep = jax.random.bernoulli(key, jnp.float32(1.0 - self.p), tuple(shape))  # drawn in float32, as without x64
         return [jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))], aux
 
 

@@ -10,6 +10,7 @@ binomial) give no gradient to `sample`.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, ClassVar
 
 import jax
@@ -31,7 +32,7 @@ def _uniform(x, low, high, log):
 
 def _normal(x, mu, sigma, log):
     e = -0.5 * (x - mu) * (x - mu) / (sigma * sigma)
-    norm = np.sqrt(2 * np.pi) * sigma
+    norm = math.sqrt(2 * math.pi) * sigma
     return e - jnp.log(norm) if log else jnp.exp(e) / norm
 
 

@@ -23,7 +23,9 @@ def _chooser(f):
     """max/min whose gradient goes in full to every element equal to the result (MXNet's)."""
     def g(x, axis):
         y = jax.lax.stop_gradient(f(x, axis=axis, keepdims=True))
-        return y + jnp.sum(jnp.where(x == y, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
+        # x - stop_gradient(x) is 0 with x's gradient; an infinite x would give inf - inf = nan
+        picked = (x == y) & jnp.isfinite(x)
+        return y + jnp.sum(jnp.where(picked, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
     return g
 
 
@@ -53,7 +55,10 @@ class _Reduce(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         ax = self._axes(x.ndim)
-        return [self.fn(x, axis=ax).reshape(_reduced(x.shape, ax, self.keepdims))], aux
+        # jnp widens small integers (sum of int32 is int64 under x64) and means them to floats;
+        # MXNet keeps the input's dtype (an integer mean truncates)
+        y = self.fn(x, axis=ax).astype(x.dtype)
+        return [y.reshape(_reduced(x.shape, ax, self.keepdims))], aux
 
 
 for _n, _f, _al in [("sum", jnp.sum, ("sum_axis",)), ("mean", jnp.mean, ()),

@@ -162,7 +162,7 @@ class RNN(Op):
             for f, c in zip(finals, carry):
                 f.append(c)
             if is_train and self.p > 0 and layer < self.num_layers - 1:
-                keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1.0 - self.p, x.shape)
+                keep = jax.random.bernoulli(jax.random.fold_in(key, layer), jnp.float32(1.0 - self.p), x.shape)
                 x = jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))
         if not self.state_outputs:
             return [x], aux

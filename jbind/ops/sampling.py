@@ -30,23 +30,29 @@ def _out_dtype(name):
     return jax.dtypes.canonicalize_dtype(np_dtype(name))  # float64 is float32 without x64
 
 
+def _draw_dtype(out) -> np.dtype:
+    """The dtype samples are drawn in: float64 for a float64 output, else float32."""
+    return np.dtype(np.float64) if np.dtype(out) == np.float64 else np.dtype(np.float32)
+
+
 # --- the distributions, shared by _random_* and _sample_* ------------------------------------
-# Each draws an array of `shape` from parameters that broadcast to it, in float32.
-def _uniform(key, shape, low, high):
-    return low + (high - low) * jax.random.uniform(key, shape)
+# Each draws an array of `shape` in dtype `dt` (float32 or float64) from parameters of that
+# dtype that broadcast to it.
+def _uniform(key, shape, dt, low, high):
+    return low + (high - low) * jax.random.uniform(key, shape, dt)
 
 
-def _normal(key, shape, loc, scale):
-    return loc + scale * jax.random.normal(key, shape)
+def _normal(key, shape, dt, loc, scale):
+    return loc + scale * jax.random.normal(key, shape, dt)
 
 
-def _gamma(key, shape, alpha, beta):
+def _gamma(key, shape, dt, alpha, beta):
     """alpha is the shape, beta the scale. Marsaglia and Tsang's method, as MXNet's sampler:
     for shape a >= 1, d (1 + x / sqrt(9 d))^3 with d = a - 1/3 and x normal, accepted with
     probability above 0.95; a < 1 draws with a + 1 and scales by u^(1/a). Every element
     proposes at once and rejected ones propose again, a handful of whole-array rounds
     (jax.random.gamma loops per element: tens of times slower on CPU); 0 where a is 0."""
-    alpha = jnp.broadcast_to(jnp.asarray(alpha, jnp.float32), shape)
+    alpha = jnp.broadcast_to(jnp.asarray(alpha, dt), shape)
     boost = alpha < 1
     d = jnp.where(boost, alpha + 1, alpha) - 1.0 / 3.0
     c = jax.lax.rsqrt(9.0 * d)
@@ -55,42 +61,42 @@ def _gamma(key, shape, alpha, beta):
     def propose(state):
         key, out, done = state
         key, kx, ku = jax.random.split(key, 3)
-        x = jax.random.normal(kx, shape)
+        x = jax.random.normal(kx, shape, dt)
         v = (1.0 + c * x) ** 3
-        log_u = jnp.log(jax.random.uniform(ku, shape, minval=jnp.finfo(jnp.float32).tiny))
+        log_u = jnp.log(jax.random.uniform(ku, shape, dt, minval=jnp.finfo(dt).tiny))
         ok = (v > 0) & (log_u < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(v > 0, v, 1.0)))
         take = ok & ~done
         return key, jnp.where(take, d * v, out), done | ok
 
     _, out, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]), propose,
-                                   (key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool)))
-    u = jax.random.uniform(kb, shape)
+                                   (key, jnp.zeros(shape, dt), jnp.zeros(shape, bool)))
+    u = jax.random.uniform(kb, shape, dt)
     scale = jnp.where(boost, u ** (1.0 / jnp.where(boost, alpha, 1.0)), 1.0)
     return out * scale * beta
 
 
-def _exponential(key, shape, lam):
-    return jax.random.exponential(key, shape) / lam
+def _exponential(key, shape, dt, lam):
+    return jax.random.exponential(key, shape, dt) / lam
 
 
-def _poisson(key, shape, lam):
+def _poisson(key, shape, dt, lam):
     # MXNet draws 0 for a negative rate; jax.random.poisson gives -1
-    return jax.random.poisson(key, jnp.maximum(lam, 0.0), shape).astype(jnp.float32)
+    return jax.random.poisson(key, jnp.maximum(lam, 0.0), shape).astype(dt)
 
 
-def _negative_binomial(key, shape, k, p):
+def _negative_binomial(key, shape, dt, k, p):
     """Failures before the k-th success of trials succeeding with probability p (MXNet's
     Gamma(k, (1 - p) / p) - Poisson mixture; MXNet's docs call p the failure probability)."""
     kg, kp = jax.random.split(key)
-    return _poisson(kp, shape, _gamma(kg, shape, k, (1 - p) / p))
+    return _poisson(kp, shape, dt, _gamma(kg, shape, dt, k, (1 - p) / p))
 
 
-def _generalized_negative_binomial(key, shape, mu, alpha):
+def _generalized_negative_binomial(key, shape, dt, mu, alpha):
     """Mean mu, variance mu + alpha mu^2: Poisson(mu) where alpha is 0."""
     kg, kp = jax.random.split(key)
     safe = jnp.where(alpha == 0, 1.0, alpha)
-    lam = jnp.where(alpha == 0, mu, _gamma(kg, shape, 1 / safe, safe * mu))
-    return _poisson(kp, shape, lam)
+    lam = jnp.where(alpha == 0, mu, _gamma(kg, shape, dt, 1 / safe, safe * mu))
+    return _poisson(kp, shape, dt, lam)
 
 
 # --- no inputs: _random_* --------------------------------------------------------------------
@@ -129,7 +135,8 @@ class _Random(ShapedBy):
         return [self._draw(key, self._full_shape(), _out_dtype(self.dtype or self.default_dtype))], aux
 
     def _draw(self, key, shape, dtype):
-        return type(self).draw(key, shape, *[jnp.float32(p) for p in self._params()]).astype(dtype)
+        dt = _draw_dtype(dtype)
+        return type(self).draw(key, shape, dt, *[jnp.asarray(p, dt) for p in self._params()]).astype(dtype)
 
 
 def _positive(**values):
@@ -363,9 +370,11 @@ class _Sample(Op):
     def lower(self, ins, aux, is_train, key):
         shape = ins[0].shape + tuple(self.shape)
         extra = (1,) * len(self.shape)
-        params = [jax.lax.stop_gradient(p).astype(jnp.float32).reshape(p.shape + extra) for p in ins]
-        y = type(self).draw(key, shape, *params)
-        return [y.astype(_out_dtype(self.dtype or "float32"))], aux
+        out = _out_dtype(self.dtype or "float32")
+        dt = _draw_dtype(out)
+        params = [jax.lax.stop_gradient(p).astype(dt).reshape(p.shape + extra) for p in ins]
+        y = type(self).draw(key, shape, dt, *params)
+        return [y.astype(out)], aux
 
 
 def _sampler(dist, params, doc):
@@ -427,7 +436,7 @@ class _sample_multinomial(Op):
         k = data.shape[-1]
         rows = data.reshape(-1, k)
         m = int(np.prod(self.shape)) if self.shape else 1
-        logits = jnp.log(jax.lax.stop_gradient(rows).astype(jnp.float32))
+        logits = jnp.log(jax.lax.stop_gradient(rows).astype(_draw_dtype(rows.dtype)))
         idx = jax.random.categorical(key, logits, axis=-1, shape=(m, rows.shape[0])).T
         shape = self._out_shape(data.shape)
         outs = [idx.reshape(shape).astype(_out_dtype(self.dtype))]
