@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _limits
@@ -19,7 +20,7 @@ from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from .param_store import ParamStore
 from .spmd import SpmdRunner, can_run, spmd_enabled
-from .slicing import batch_axis, desc_list, load_slices, merge_outputs, split_input_slice
+from .slicing import batch_axis, desc_list, layout_axis, load_slices, merge_outputs, split_input_slice
 
 _PLANS = Memo(4096)
 
@@ -43,6 +44,8 @@ class _GroupPlan:
         self.label_names = [d.name for d in label_shapes]
         self.data_layouts = [batch_axis(d) for d in data_shapes]
         self.label_layouts = [batch_axis(d) for d in label_shapes]
+        # as MXNet: an output's batch axis comes from its `__layout__` attribute (axis 0 if none)
+        self.output_layouts = [layout_axis(symbol[k].attr("__layout__")) for k in range(len(g.heads))]
         self.batch_size = _batch_size(data_shapes + label_shapes)
         self.slices = split_input_slice(self.batch_size, workload)
         param_set, fixed = set(param_names), set(fixed_param_names)
@@ -151,6 +154,7 @@ class DataParallelExecutorGroup:
         self.data_shapes, self.label_shapes = p.data_shapes, p.label_shapes or None
         self.data_names, self.label_names = p.data_names, p.label_names
         self.data_layouts, self.label_layouts = p.data_layouts, p.label_layouts
+        self.output_layouts = p.output_layouts
         self.arg_names, self.aux_names = p.arg_names, p.aux_names
         self.param_names = p.param_names
         self.batch_size, self.slices = p.batch_size, p.slices
@@ -228,21 +232,24 @@ class DataParallelExecutorGroup:
                 return
             if not any(plan.diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return
-            heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32)
-                     for _, gr in head_gradients(out_grads, plan.no_head, self.symbol.list_outputs())]
+            axes = [ax for ax, loss in zip(self.output_layouts, plan.no_head) if not loss]
+            heads = [_batch_first((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32),
+                                  self.slices, ax)
+                     for (_, gr), ax in zip(head_gradients(out_grads, plan.no_head, self.symbol.list_outputs()), axes)]
             runner.backward(self.execs, heads)
             return
         for i, e in enumerate(self.execs):
             sl = self.slices[i]
-            grads = [_slice(g, sl, 0) for g in out_grads]
+            grads = [_slice(g, sl, ax) for g, ax in zip(out_grads, self.output_layouts)]
             e.backward(out_grads=grads or None)
 
-    # Outputs (and their head gradients) are split and merged on axis 0, as MXNet does
-    # for outputs without a __layout__ attribute.
+    # Outputs (and their head gradients) are split and merged on their batch axis: the
+    # position of 'N' in the output's __layout__ attribute, axis 0 without one (as MXNet).
     def get_outputs(self, merge_multi_context=True, begin=0, end=None):
-        outputs = [[e.outputs[k] for e in self.execs] for k in range(begin, end or len(self.execs[0].outputs))]
+        end = len(self.execs[0].outputs) if end is None else end
+        outputs = [[e.outputs[k] for e in self.execs] for k in range(begin, end)]
         if merge_multi_context:
-            return [merge_outputs(o, 0) for o in outputs]
+            return [merge_outputs(o, ax) for o, ax in zip(outputs, self.output_layouts[begin:end])]
         return outputs
 
     def get_input_grads(self, merge_multi_context=True):
@@ -292,6 +299,19 @@ class DataParallelExecutorGroup:
     def install_monitor(self, mon):
         raise MXNetError("install_monitor is not supported: each executor is one compiled function; "
                          "read intermediate values through symbol.get_internals()")
+
+
+def _batch_first(head, slices, axis):
+    """A head gradient with its batch on `axis` -> the SPMD runner's layout: the
+    per-device slices stacked on axis 0."""
+    if axis == 0:
+        return head
+    idx = [slice(None)] * head.ndim
+    parts = []
+    for sl in slices:
+        idx[axis] = sl
+        parts.append(head[tuple(idx)])
+    return (jnp if isinstance(head, jax.Array) else np).concatenate(parts, axis=0)
 
 
 def _slice(arr, sl, axis):
