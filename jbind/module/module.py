@@ -16,14 +16,21 @@ from . import fused_step
 from .executor_group import DataParallelExecutorGroup
 
 
-def _make_kvstore(kvstore):
-    """A KVStore object for a dist name; None for 'local'/'device' (the fused step sums
-    the devices' gradients itself, which is what those stores did)."""
+def _make_kvstore(kvstore, num_device, updater):
+    """The module's KVStore object, as MXNet's `_create_kvstore` chooses it: None on one
+    device (unless dist), else the named store. A local store does no work here (the fused
+    step sums the devices' gradients itself, which is what it did); it holds the module's
+    updater, so `mod._kvstore._updater.states` are the optimizer states, as in MXNet."""
     if kvstore is None or not isinstance(kvstore, str):
         return kvstore
     from .. import kvstore as kv
     store = kv.create(kvstore)  # checks the name
-    return store if store.type.startswith("dist") else None
+    if store.type.startswith("dist"):
+        return store
+    if num_device == 1:
+        return None
+    store._set_updater(updater)
+    return store
 
 
 def _parse_data_desc(names, shapes, what):
@@ -296,9 +303,9 @@ class Module(BaseModule):
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
         self._optimizer = optimizer
-        self._kvstore = _make_kvstore(kvstore)
-        self._update_on_kvstore = False
         self._updater = opt.get_updater(optimizer)
+        self._kvstore = _make_kvstore(kvstore, len(self._context), self._updater)
+        self._update_on_kvstore = False
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
