@@ -8,6 +8,8 @@ call). When every output is a loss head, `forward(is_train=True)` runs it at onc
 """
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -53,6 +55,8 @@ class Executor:
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
         self._outputs_ready = False
+        # read at bind time, as MXNet's graph executor does
+        self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -246,6 +250,13 @@ class Executor:
     def set_monitor_callback(self, callback, monitor_all=False):
         raise MXNetError("set_monitor_callback is not supported: jbind compiles the whole graph into one "
                          "function; use symbol.get_internals() to read intermediate outputs")
+
+    def get_optimized_symbol(self):
+        """The bound graph after MXNet's graph passes: with `MXNET_ELIMINATE_COMMON_EXPR`
+        other than '0' at bind time (the default), repeated expressions are merged (see
+        `symbol._cse`). The compiled program is XLA's, whose own CSE merges them either way."""
+        from ..symbol._cse import eliminate_common_expr
+        return eliminate_common_expr(self._symbol) if self._cse else self._symbol.__copy__()
 
     def debug_str(self) -> str:
         return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
