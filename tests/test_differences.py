@@ -56,15 +56,24 @@ def test_training_forward_computes_gradients_with_the_outputs():
     assert np.abs(exe.grad_dict["fc_bias"].asnumpy()).sum() > 0
 
 
-def test_monitor_callback_is_refused():
-    """set_monitor_callback raises: the whole graph is one compiled function."""
-    exe = mx.sym.Activation(mx.sym.Variable("x"), act_type="relu").simple_bind(mx.cpu(), x=(2,))
-    try:
-        exe.set_monitor_callback(lambda *a: None)
-    except mx.base.MXNetError as e:
-        assert "get_internals" in str(e)
-    else:
-        raise AssertionError("expected MXNetError")
+def test_monitor_skips_hidden_outputs_and_reports_true_uncomputed_gradients():
+    """The monitor reports no hidden outputs (BatchNorm's mean/var) and the true value of a gradient MXNet leaves uncomputed."""
+    x = mx.sym.Variable("x")
+    y = mx.sym.BatchNorm(x * 2, name="bn", fix_gamma=False)
+    exe = y.simple_bind(mx.cpu(), x=(4, 3), grad_req={"x": "null", "bn_gamma": "write", "bn_beta": "null"})
+    seen = {}
+    exe.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr.asnumpy()))
+    exe.forward(is_train=True, x=np.arange(12, dtype=np.float32).reshape(4, 3))
+    assert "bn_output" in seen and "bn_mean" not in seen and "bn_var" not in seen  # MXNet also reports these
+    head = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    exe.backward(mx.nd.array(head))
+    # the gradient reaching bn's data input, which MXNet does not compute here (only gamma's):
+    # the one an executor that differentiates x sees (x's gradient is twice it)
+    full = y.simple_bind(mx.cpu(), x=(4, 3))
+    full.forward(is_train=True, x=np.arange(12, dtype=np.float32).reshape(4, 3))
+    full.backward(mx.nd.array(head))
+    np.testing.assert_allclose(2 * seen["bn_backward_output0"], full.grad_dict["x"].asnumpy(), rtol=1e-4, atol=1e-5)
+    assert "_mul" not in "".join(k for k in seen if "backward" in k)  # x*2 needs no gradient: no backward node
 
 
 def test_fix_gamma_leaves_the_gamma_argument_alone():

@@ -22,6 +22,7 @@ from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
+from . import _monitor
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
@@ -57,6 +58,7 @@ class Executor:
         self._outputs_ready = False
         # read at bind time, as MXNet's graph executor does
         self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
+        self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -135,6 +137,9 @@ class Executor:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
             self._last = (args, aux, key, counter, True)
         self._set_outputs(outs)
+        if self._monitor is not None:
+            cb, monitor_all, mon = self._monitor
+            _monitor.report(cb, mon.forward_entries(self._last, monitor_all))
         return self.outputs
 
     def _old_grads(self):
@@ -148,6 +153,7 @@ class Executor:
         training) and the aux states are left as they are."""
         if self._last is None:
             raise MXNetError("backward() needs a forward() first")
+        heads = ()
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return
@@ -162,6 +168,9 @@ class Executor:
             grads, new_aux = self._pending
         self._pending = None
         self._publish(grads, new_aux)
+        if self._monitor is not None:
+            cb, _, mon = self._monitor
+            _monitor.report(cb, mon.backward_entries(self._last, heads))
 
     def _publish(self, grads, new_aux):
         """Hand a training step's gradients and aux states to their handles."""
@@ -248,8 +257,21 @@ class Executor:
         self.aux_dict = dict(zip(self._g.aux_names, self.aux_arrays))
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        raise MXNetError("set_monitor_callback is not supported: jbind compiles the whole graph into one "
-                         "function; use symbol.get_internals() to read intermediate outputs")
+        """Call `callback(name, NDArray)` for each op node's outputs after every forward
+        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`) and, after
+        every backward, for the gradient each node hands to each input, in MXNet's order
+        and names (`NAME_backward_output{k}`). `None` removes it.
+
+        Monitoring runs a second, node-by-node program over the same inputs and random key
+        (so the same values), which costs a second compile and run per step. Unlike MXNet,
+        ops' hidden outputs (BatchNorm's mean and var, Dropout's mask) are not reported, and
+        a gradient MXNet leaves uncomputed (an input no argument's gradient needs) is the
+        true value where MXNet's buffer holds whatever was there."""
+        if callback is None:
+            self._monitor = None
+            return
+        mon = self._monitor[2] if self._monitor is not None else _monitor.Monitor(self)
+        self._monitor = (callback, bool(monitor_all), mon)
 
     def get_optimized_symbol(self):
         """The bound graph after MXNet's graph passes: with `MXNET_ELIMINATE_COMMON_EXPR`

@@ -78,8 +78,8 @@ class _GroupPlan:
 
 def _runner(group):
     """The group's SPMD runner, or None when its split can't run as one program."""
-    if not spmd_enabled():
-        return None
+    if not spmd_enabled() or any(e._monitor is not None for e in group.execs):
+        return None  # a monitored executor runs its own forward and backward
     p = group._p
     if p.runner is None:
         devices = group.store.devices
@@ -297,8 +297,9 @@ class DataParallelExecutorGroup:
             eval_metric.update(labels_slice, e.outputs)
 
     def install_monitor(self, mon):
-        raise MXNetError("install_monitor is not supported: each executor is one compiled function; "
-                         "read intermediate values through symbol.get_internals()")
+        """Install `mon` (an `mx.mon.Monitor`) on every executor of the group."""
+        for e in self.execs:
+            mon.install(e)
 
 
 def _batch_first(head, slices, axis):
