@@ -19,7 +19,7 @@ from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from . import _monitor
@@ -156,6 +156,7 @@ class Executor:
         heads = ()
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                self._publish((), ())
                 return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
@@ -178,6 +179,10 @@ class Executor:
         for k, d in enumerate(self._diff):
             if d:
                 self.grad_arrays[k]._data = next(it)
+        for k, z in enumerate(self._plan.zero_write):
+            if z:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's zero propagation
+                h = self.grad_arrays[k]
+                h._data = cached_zeros(h.shape, h.dtype, self._device)
         for h, a in zip(self.aux_arrays, new_aux):
             h._data = a
 
@@ -281,7 +286,13 @@ class Executor:
         return eliminate_common_expr(self._symbol) if self._cse else self._symbol.__copy__()
 
     def debug_str(self) -> str:
-        return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
+        """The graph as `Symbol.debug_str` prints it, then `Total N MB allocated`: the
+        megabytes XLA allocates for one run of the program a training step (or, without
+        gradients, a forward) runs: its outputs (gradients included) and temporaries, not
+        the arguments. Compiles that program if no run has yet."""
+        mem = self._compiled("train" if any(self._diff) else "infer").memory_analysis()
+        total = (mem.output_size_in_bytes + mem.temp_size_in_bytes) if mem is not None else 0
+        return f"{self._symbol.debug_str()}Total {total >> 20} MB allocated\n"
 
 
 def head_gradients(out_grads, no_head, names) -> list:

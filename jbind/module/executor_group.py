@@ -231,6 +231,8 @@ class DataParallelExecutorGroup:
                     e.backward()
                 return
             if not any(plan.diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                for e in self.execs:
+                    e._publish((), ())  # only writes the zero gradients of BlockGrad-ed arguments
                 return
             axes = [ax for ax, loss in zip(self.output_layouts, plan.no_head) if not loss]
             heads = [_batch_first((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(np.float32),
