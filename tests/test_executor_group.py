@@ -160,3 +160,29 @@ def test_outputs_and_head_gradients_follow_the_output_layout_attribute(spmd, wor
     assert per_dev == [(3, split, 2), (3, 4 - split, 2)]
     np.testing.assert_allclose(outs, np.maximum(3 * x, 0))
     np.testing.assert_allclose(grad, 3 * head * (x > 0))
+
+
+def test_groups_made_with_a_shared_group_share_their_input_handles():
+    """MXNet's shared_data_arrays: inputs and other non-parameter arguments are shared by name
+    where shape and dtype agree; a different shape gets its own array."""
+    def sym(extra):
+        data = mx.sym.Variable("data")
+        fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+        if extra:
+            fc = fc + mx.sym.Variable("bonus")
+        return mx.sym.SoftmaxOutput(fc, name="softmax")
+
+    g1 = group(sym(False))
+    assert [sorted(d) for d in g1.shared_data_arrays] == [["data", "softmax_label"]] * 2
+    g2 = DataParallelExecutorGroup(sym(True), CTX2, [1, 1], [("data", (8, 3))], [("softmax_label", (8,))],
+                                   PARAMS, True, False, shared_group=g1)
+    assert g2.shared_data_arrays is g1.shared_data_arrays
+    for i in range(2):
+        assert sorted(g1.shared_data_arrays[i]) == ["bonus", "data", "softmax_label"]
+        assert g2.execs[i].arg_dict["data"] is g1.execs[i].arg_dict["data"]
+        assert g2.execs[i].arg_dict["fc_weight"] is g1.execs[i].arg_dict["fc_weight"]
+        assert g2.grad_req["bonus"] == "null"  # not a parameter
+    g3 = DataParallelExecutorGroup(sym(False), CTX2, [1, 1], [("data", (6, 3))], [("softmax_label", (6,))],
+                                   PARAMS, True, False, shared_group=g1)
+    assert g3.execs[0].arg_dict["data"].shape == (3, 3)
+    assert g1.execs[0].arg_dict["data"].shape == (4, 3)  # g1's own handle is unchanged

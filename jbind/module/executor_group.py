@@ -160,6 +160,13 @@ class DataParallelExecutorGroup:
         self.batch_size, self.slices = p.batch_size, p.slices
         self.grad_req = p.grad_req
         store = self.store
+        # MXNet's shared_data_arrays: per context, the handles of the arguments that are not
+        # parameters (data, labels, states, ...), shared with every group made with this one
+        # as shared_group where name, shape and dtype agree (so buckets share their inputs).
+        if shared_group is not None:
+            self.shared_data_arrays = shared_group.shared_data_arrays
+        elif not reshape or not hasattr(self, "shared_data_arrays"):
+            self.shared_data_arrays = [{} for _ in self.contexts]
         self.execs = []
         for i, (ctx, plan) in enumerate(zip(self.contexts, p.plans)):
             dev = store.devices[i]
@@ -173,7 +180,7 @@ class DataParallelExecutorGroup:
                     args.append(store.param(i, name, shape, dt))
                     grads.append(store.grad(i, name, shape, dt) if req != "null" else None)
                 else:
-                    args.append(NDArray(cached_zeros(shape, dt, dev)))
+                    args.append(self._data_handle(i, name, shape, dt, dev))
                     grads.append(NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None)
             for (name, shape), dt in zip(plan.shapes[n:], plan.np_dtypes[n:]):
                 aux.append(store.aux_state(i, name, shape, dt))
@@ -190,6 +197,13 @@ class DataParallelExecutorGroup:
             self.input_grad_arrays = [[e.grad_dict[name] for e in ex] for name in self.data_names]
         else:
             self.input_grad_arrays = []
+
+    def _data_handle(self, i, name, shape, dtype, dev):
+        shared = self.shared_data_arrays[i]
+        h = shared.get(name)
+        if h is None or h.shape != tuple(shape) or np.dtype(h.dtype) != np.dtype(dtype):
+            h = shared[name] = NDArray(cached_zeros(shape, dtype, dev))
+        return h
 
     def reshape(self, data_shapes, label_shapes):
         """Rebind for new input shapes, keeping the same parameters (no-op if unchanged)."""

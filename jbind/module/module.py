@@ -33,6 +33,12 @@ def _make_kvstore(kvstore, num_device, updater):
     return store
 
 
+def _declared_stype(attrs) -> str:
+    """A variable's storage type from its attributes (MXNet writes '1'/'2', jbind the name)."""
+    st = attrs.get("__storage_type__", "default")
+    return {"0": "default", "1": "row_sparse", "2": "csr"}.get(st, st)
+
+
 def _parse_data_desc(names, shapes, what):
     if shapes is None:
         return None
@@ -192,8 +198,12 @@ class Module(BaseModule):
             initializer = Uniform(0.01)
         from ..initializer import InitDesc
         g = self._exec_group
+        attrs = self._symbol.attr_dict()
         if self._arg_params is None:
-            self._arg_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
+            # as MXNet's: a parameter declared sparse (`var(stype='row_sparse')`) is handed out
+            # in that storage type; on the device it is computed with as a dense array
+            self._arg_params = {name: zeros(block[0].shape, dtype=block[0].dtype,
+                                            stype=_declared_stype(attrs.get(name, {})))
                                 for name, block in zip(g.param_names, g.param_arrays)}
         if self._aux_params is None:
             self._aux_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
@@ -214,7 +224,6 @@ class Module(BaseModule):
             if initializer is not None:
                 initializer(desc, arr)
 
-        attrs = self._symbol.attr_dict()
         for name, arr in sorted(self._arg_params.items()):
             _impl(InitDesc(name, attrs.get(name, None)), arr, arg_params)
         for name, arr in sorted(self._aux_params.items()):
