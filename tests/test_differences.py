@@ -619,3 +619,14 @@ def test_gluon_download_never_reaches_the_network(tmp_path):
     assert utils.download("http://example.com/f.bin", path=str(tmp_path)) == str(tmp_path / "f.bin")
     with pytest.raises(mx.MXNetError, match="does not download"):
         utils.download("http://example.com/g.bin", path=str(tmp_path))
+
+
+def test_sparse_embedding_weight_gradient_is_dense():
+    """contrib.SparseEmbedding gives its weight a dense gradient (MXNet's is row_sparse)."""
+    out = mx.sym.contrib.SparseEmbedding(data=mx.sym.Variable("d"), weight=mx.sym.Variable("w", stype="row_sparse"),
+                                         input_dim=3, output_dim=2)
+    exe = out.simple_bind(mx.cpu(), d=(2,), grad_req={"d": "null", "w": "write"})
+    exe.forward(is_train=True, d=np.array([0, 2]), w=np.ones((3, 2)))
+    exe.backward(mx.nd.ones((2, 2)))
+    g = exe.grad_dict["w"]
+    assert g.stype == "default" and g.asnumpy().tolist() == [[1, 1], [0, 0], [1, 1]]
