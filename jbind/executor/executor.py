@@ -59,6 +59,7 @@ class Executor:
         # read at bind time, as MXNet's graph executor does
         self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
         self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
+        self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -179,10 +180,9 @@ class Executor:
         for k, d in enumerate(self._diff):
             if d:
                 self.grad_arrays[k]._data = next(it)
-        for k, z in enumerate(self._plan.zero_write):
-            if z:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's zero propagation
-                h = self.grad_arrays[k]
-                h._data = cached_zeros(h.shape, h.dtype, self._device)
+        for k in self._zero_idx:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's
+            h = self.grad_arrays[k]
+            h._data = cached_zeros(h.shape, h.dtype, self._device)
         for h, a in zip(self.aux_arrays, new_aux):
             h._data = a
 
