@@ -277,7 +277,7 @@ class FeedForward:
             kvstore: 'local', 'device' or 'dist_sync' (or a KVStore).
             logger: where to log; default the `logging` module.
             work_load_list: relative batch shares of the contexts.
-            monitor: passed to Module.install_monitor (which jbind refuses).
+            monitor: an `mx.mon.Monitor`, passed to Module.install_monitor.
             eval_end_callback: `cb(BatchEndParam)` after scoring eval_data.
             eval_batch_end_callback: `cb(BatchEndParam)` after each eval_data batch.
         """

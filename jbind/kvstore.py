@@ -6,7 +6,8 @@
     kv.pull(3, out=[w_on_cpu0, w_on_cpu1])     # the stored value is written into every out
     kv.set_optimizer(mx.optimizer.SGD())       # push now updates the stored weight instead
 
-`local`, `device` and `nccl` are one store in this process (JAX moves the arrays; there
+`local`, `device`, `nccl` (and MXNet's `local_update_cpu`, `local_allreduce_cpu`,
+`local_allreduce_device`) are one store in this process (JAX moves the arrays; there
 is no CPU-versus-GPU merge to choose). `dist_sync` and `dist_device_sync` also sum every
 push over all workers of a `jbind.distributed` job, in one collective per `push` call
 (every key of the call together), and `init` takes rank 0's values. There are no
@@ -39,7 +40,10 @@ from .optimizer import get_updater
 
 __all__ = ["KVStore", "create"]
 
-_LOCAL = {"local": "local", "device": "device", "nccl": "nccl"}
+# MXNet's names for its single-process stores (where it reduces and updates); here they
+# are all the one store, and `type` reports the name given, as MXNet's does.
+_LOCAL = {n: n for n in ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
+                         "local_allreduce_device")}
 _DIST = {"dist_sync": "dist_sync", "dist_device_sync": "dist_device_sync", "dist_sync_device": "dist_sync_device",
          "dist": "dist_sync"}
 _UNSUPPORTED = {

@@ -333,3 +333,12 @@ def test_function_forward_is_not_recorded_and_keeps_the_training_mode():
     assert seen == {"rec": False, "train": True}
     y.backward()
     close(x.grad, [2, 2])
+
+
+def test_star_import_hands_over_the_array_classes_as_mxnet_does():
+    """MXNet's autograd has no __all__: `import *` from it also gives NDArray, Symbol, array."""
+    ns = {}
+    exec("from jbind.autograd import *", ns)  # noqa: S102 - a fixed import statement
+    assert ns["NDArray"] is mx.nd.NDArray and ns["Symbol"] is mx.sym.Symbol
+    assert isinstance(ns["array"]([1.0, 2.0]), mx.nd.NDArray)
+    assert callable(ns["record"]) and callable(ns["mark_variables"])

@@ -51,15 +51,24 @@ def test_training_forward_computes_gradients_with_the_outputs():
     assert np.abs(exe.grad_dict["fc_bias"].asnumpy()).sum() > 0
 
 
-def test_monitor_callback_is_refused():
-    """set_monitor_callback raises: the whole graph is one compiled function."""
-    exe = mx.sym.Activation(mx.sym.Variable("x"), act_type="relu").simple_bind(mx.cpu(), x=(2,))
-    try:
-        exe.set_monitor_callback(lambda *a: None)
-    except mx.base.MXNetError as e:
-        assert "get_internals" in str(e)
-    else:
-        raise AssertionError("expected MXNetError")
+def test_monitor_skips_hidden_outputs_and_reports_true_uncomputed_gradients():
+    """The monitor reports no hidden outputs (BatchNorm's mean/var) and the true value of a gradient MXNet leaves uncomputed."""
+    x = mx.sym.Variable("x")
+    y = mx.sym.BatchNorm(x * 2, name="bn", fix_gamma=False)
+    exe = y.simple_bind(mx.cpu(), x=(4, 3), grad_req={"x": "null", "bn_gamma": "write", "bn_beta": "null"})
+    seen = {}
+    exe.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr.asnumpy()))
+    exe.forward(is_train=True, x=np.arange(12, dtype=np.float32).reshape(4, 3))
+    assert "bn_output" in seen and "bn_mean" not in seen and "bn_var" not in seen  # MXNet also reports these
+    head = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    exe.backward(mx.nd.array(head))
+    # the gradient reaching bn's data input, which MXNet does not compute here (only gamma's):
+    # the one an executor that differentiates x sees (x's gradient is twice it)
+    full = y.simple_bind(mx.cpu(), x=(4, 3))
+    full.forward(is_train=True, x=np.arange(12, dtype=np.float32).reshape(4, 3))
+    full.backward(mx.nd.array(head))
+    np.testing.assert_allclose(2 * seen["bn_backward_output0"], full.grad_dict["x"].asnumpy(), rtol=1e-4, atol=1e-5)
+    assert "_mul" not in "".join(k for k in seen if "backward" in k)  # x*2 needs no gradient: no backward node
 
 
 def test_fix_gamma_leaves_the_gamma_argument_alone():
@@ -660,3 +669,13 @@ def test_ndarray_operators_promote_mixed_dtypes():
     assert (a + b).dtype == np.float64 and (b * mx.nd.ones((2,), dtype="int32")).dtype == np.float32
     with pytest.raises(mx.base.MXNetError):  # by name, as MXNet's
         mx.nd.elemwise_add(a, b)
+
+def test_sparse_embedding_weight_gradient_is_dense():
+    """contrib.SparseEmbedding gives its weight a dense gradient (MXNet's is row_sparse)."""
+    out = mx.sym.contrib.SparseEmbedding(data=mx.sym.Variable("d"), weight=mx.sym.Variable("w", stype="row_sparse"),
+                                         input_dim=3, output_dim=2)
+    exe = out.simple_bind(mx.cpu(), d=(2,), grad_req={"d": "null", "w": "write"})
+    exe.forward(is_train=True, d=np.array([0, 2]), w=np.ones((3, 2)))
+    exe.backward(mx.nd.ones((2, 2)))
+    g = exe.grad_dict["w"]
+    assert g.stype == "default" and g.asnumpy().tolist() == [[1, 1], [0, 0], [1, 1]]

@@ -134,3 +134,55 @@ def test_errors():
         group(workload=(1, 1, 1))
     with pytest.raises(mx.base.MXNetError, match="a batch of 1 cannot be split"):
         group(batch=1)
+
+
+@pytest.mark.parametrize("spmd", [True, False])
+@pytest.mark.parametrize("workload", [(1, 1), (1, 3)])
+def test_outputs_and_head_gradients_follow_the_output_layout_attribute(spmd, workload):
+    """An output whose __layout__ is 'TNC' is merged (and its head gradient split) on axis 1."""
+    from jbind.module.spmd import set_spmd
+    data = mx.sym.Variable("data")
+    out = mx.sym.Activation(data * 3, act_type="relu", __layout__="TNC")
+    desc = mx.io.DataDesc("data", (3, 4, 2), layout="TNC")
+    old = set_spmd(spmd)
+    try:
+        g = DataParallelExecutorGroup(out, CTX2, list(workload), [desc], [], [], True, True)
+        x = np.arange(24, dtype=np.float32).reshape(3, 4, 2) - 5
+        g.forward(Batch([mx.nd.array(x)]), is_train=True)
+        head = np.arange(24, dtype=np.float32).reshape(3, 4, 2)
+        g.backward([mx.nd.array(head)])
+        outs = g.get_outputs()[0].asnumpy()
+        per_dev = [o.shape for o in g.get_outputs(merge_multi_context=False)[0]]
+        grad = g.get_input_grads()[0].asnumpy()
+    finally:
+        set_spmd(old)
+    split = 4 * workload[0] // sum(workload)
+    assert per_dev == [(3, split, 2), (3, 4 - split, 2)]
+    np.testing.assert_allclose(outs, np.maximum(3 * x, 0))
+    np.testing.assert_allclose(grad, 3 * head * (x > 0))
+
+
+def test_groups_made_with_a_shared_group_share_their_input_handles():
+    """MXNet's shared_data_arrays: inputs and other non-parameter arguments are shared by name
+    where shape and dtype agree; a different shape gets its own array."""
+    def sym(extra):
+        data = mx.sym.Variable("data")
+        fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+        if extra:
+            fc = fc + mx.sym.Variable("bonus")
+        return mx.sym.SoftmaxOutput(fc, name="softmax")
+
+    g1 = group(sym(False))
+    assert [sorted(d) for d in g1.shared_data_arrays] == [["data", "softmax_label"]] * 2
+    g2 = DataParallelExecutorGroup(sym(True), CTX2, [1, 1], [("data", (8, 3))], [("softmax_label", (8,))],
+                                   PARAMS, True, False, shared_group=g1)
+    assert g2.shared_data_arrays is g1.shared_data_arrays
+    for i in range(2):
+        assert sorted(g1.shared_data_arrays[i]) == ["bonus", "data", "softmax_label"]
+        assert g2.execs[i].arg_dict["data"] is g1.execs[i].arg_dict["data"]
+        assert g2.execs[i].arg_dict["fc_weight"] is g1.execs[i].arg_dict["fc_weight"]
+        assert g2.grad_req["bonus"] == "null"  # not a parameter
+    g3 = DataParallelExecutorGroup(sym(False), CTX2, [1, 1], [("data", (6, 3))], [("softmax_label", (6,))],
+                                   PARAMS, True, False, shared_group=g1)
+    assert g3.execs[0].arg_dict["data"].shape == (3, 3)
+    assert g1.execs[0].arg_dict["data"].shape == (4, 3)  # g1's own handle is unchanged

@@ -91,7 +91,10 @@ def test_bad_push_changes_nothing():
 
 
 @pytest.mark.parametrize("name,kv_type", [("local", "local"), ("Device", "device"), ("nccl", "nccl"),
-                                          ("dist_sync", "dist_sync"), ("dist_device_sync", "dist_device_sync")])
+                                          ("dist_sync", "dist_sync"), ("dist_device_sync", "dist_device_sync"),
+                                          ("local_allreduce_cpu", "local_allreduce_cpu"),
+                                          ("local_update_cpu", "local_update_cpu"),
+                                          ("local_allreduce_device", "local_allreduce_device")])
 def test_create(name, kv_type):
     kv = mx.kv.create(name)
     assert (kv.type, kv.rank, kv.num_workers) == (kv_type, 0, 1)

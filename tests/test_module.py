@@ -283,3 +283,43 @@ def test_training_input_errors_are_clear(tmp_path):
     other = mx.mod.Module.load(prefix, 1)
     with pytest.raises(mx.base.MXNetError, match=r"parameter 'fc1_weight'.*shape \(16, 5\).*shape \(16, 7\)"):
         other.bind(data_shapes=[("data", (4, 7))], label_shapes=[("softmax_label", (4,))])
+
+
+def test_kvstore_object_follows_mxnet_choice_and_holds_the_updater():
+    """One device: no kvstore object; several: the named store, holding the module's optimizer states."""
+    x, y = toy_data(n=8)
+    batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
+    for ctx, kv_type in (([mx.cpu(0)], None), ([mx.cpu(0), mx.cpu(1)], "local"), ([mx.cpu(0), mx.cpu(1)], "device")):
+        mod = mx.mod.Module(mlp(), context=ctx)
+        mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+        mod.init_params(mx.init.Uniform(0.1))
+        mod.init_optimizer(kvstore=kv_type or "local", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+        mod.forward_backward(batch)
+        mod.update()
+        if kv_type is None:
+            assert mod._kvstore is None
+            continue
+        assert mod._kvstore.type == kv_type and mod._kvstore._updater is mod._updater
+        states = mod._kvstore._updater.states
+        assert sorted(states) == list(range(4))  # fc1/fc2 weight and bias, by parameter index
+        assert all(np.abs(s.asnumpy()).sum() > 0 for s in states.values())  # one momentum step taken
+
+
+def test_parameters_declared_sparse_are_handed_out_sparse():
+    """A `var(stype='row_sparse')` parameter comes back from get_params as row_sparse, as MXNet's."""
+    x = mx.sym.Variable("data")
+    v = mx.sym.Variable("v", shape=(5, 2), stype="row_sparse", init=mx.init.Uniform(0.1))
+    b = mx.sym.Variable("o_bias", shape=(1))  # an int shape, as MXNet takes it: (1,)
+    out = mx.sym.LinearRegressionOutput(mx.sym.broadcast_add(mx.sym.dot(x, v), b), name="out")
+    mod = mx.mod.Module(out, data_names=["data"], label_names=["out_label"])
+    mod.bind([("data", (3, 5))], [("out_label", (3, 2))])
+    mod.init_params()
+    args = mod.get_params()[0]
+    assert args["v"].stype == "row_sparse" and args["o_bias"].stype == "default" and args["o_bias"].shape == (1,)
+    before = args["v"].asnumpy().copy()
+    assert np.abs(before).sum() > 0
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((3, 5))], [mx.nd.zeros((3, 2))]))
+    mod.update()
+    after = mod.get_params()[0]["v"]
+    assert after.stype == "row_sparse" and not np.allclose(after.asnumpy(), before)  # trained, still sparse

@@ -15,6 +15,10 @@ from ._function import Function
 from ._state import (is_recording, is_training, pause, predict_mode, record, set_recording, set_training,
                      train_mode)
 from ._tape import get_symbol, mark_variables
+# MXNet's autograd has no __all__, so `from mxnet.autograd import *` also hands over the
+# classes it imports; upstream tests rely on getting NDArray, Symbol and array that way.
+from ..ndarray import NDArray, array
+from ..symbol import Symbol
 
-__all__ = ["Function", "backward", "get_symbol", "grad", "is_recording", "is_training", "mark_variables", "pause",
+__all__ = ["NDArray", "Symbol", "array", "Function", "backward", "get_symbol", "grad", "is_recording", "is_training", "mark_variables", "pause",
            "predict_mode", "record", "set_recording", "set_training", "train_mode"]

@@ -8,6 +8,8 @@ call). When every output is a loss head, `forward(is_train=True)` runs it at onc
 """
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,9 +19,10 @@ from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
+from . import _monitor
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
@@ -54,6 +57,10 @@ class Executor:
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
         self._outputs_ready = False
+        # read at bind time, as MXNet's graph executor does
+        self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
+        self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
+        self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -136,6 +143,9 @@ class Executor:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
             self._last = (args, aux, key, counter, True)
         self._set_outputs(outs)
+        if self._monitor is not None:
+            cb, monitor_all, mon = self._monitor
+            _monitor.report(cb, mon.forward_entries(self._last, monitor_all))
         return self.outputs
 
     def _old_grads(self):
@@ -149,8 +159,10 @@ class Executor:
         training) and the aux states are left as they are."""
         if self._last is None:
             raise MXNetError("backward() needs a forward() first")
+        heads = ()
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                self._publish((), ())
                 return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
@@ -163,6 +175,9 @@ class Executor:
             grads, new_aux = self._pending
         self._pending = None
         self._publish(grads, new_aux)
+        if self._monitor is not None:
+            cb, _, mon = self._monitor
+            _monitor.report(cb, mon.backward_entries(self._last, heads))
 
     def _publish(self, grads, new_aux):
         """Hand a training step's gradients and aux states to their handles."""
@@ -170,6 +185,9 @@ class Executor:
         for k, d in enumerate(self._diff):
             if d:
                 self.grad_arrays[k]._data = next(it)
+        for k in self._zero_idx:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's
+            h = self.grad_arrays[k]
+            h._data = cached_zeros(h.shape, h.dtype, self._device)
         for h, a in zip(self.aux_arrays, new_aux):
             h._data = a
 
@@ -249,11 +267,37 @@ class Executor:
         self.aux_dict = dict(zip(self._g.aux_names, self.aux_arrays))
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        raise MXNetError("set_monitor_callback is not supported: jbind compiles the whole graph into one "
-                         "function; use symbol.get_internals() to read intermediate outputs")
+        """Call `callback(name, NDArray)` for each op node's outputs after every forward
+        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`) and, after
+        every backward, for the gradient each node hands to each input, in MXNet's order
+        and names (`NAME_backward_output{k}`). `None` removes it.
+
+        Monitoring runs a second, node-by-node program over the same inputs and random key
+        (so the same values), which costs a second compile and run per step. Unlike MXNet,
+        ops' hidden outputs (BatchNorm's mean and var, Dropout's mask) are not reported, and
+        a gradient MXNet leaves uncomputed (an input no argument's gradient needs) is the
+        true value where MXNet's buffer holds whatever was there."""
+        if callback is None:
+            self._monitor = None
+            return
+        mon = self._monitor[2] if self._monitor is not None else _monitor.Monitor(self)
+        self._monitor = (callback, bool(monitor_all), mon)
+
+    def get_optimized_symbol(self):
+        """The bound graph after MXNet's graph passes: with `MXNET_ELIMINATE_COMMON_EXPR`
+        other than '0' at bind time (the default), repeated expressions are merged (see
+        `symbol._cse`). The compiled program is XLA's, whose own CSE merges them either way."""
+        from ..symbol._cse import eliminate_common_expr
+        return eliminate_common_expr(self._symbol) if self._cse else self._symbol.__copy__()
 
     def debug_str(self) -> str:
-        return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
+        """The graph as `Symbol.debug_str` prints it, then `Total N MB allocated`: the
+        megabytes XLA allocates for one run of the program a training step (or, without
+        gradients, a forward) runs: its outputs (gradients included) and temporaries, not
+        the arguments. Compiles that program if no run has yet."""
+        mem = self._compiled("train" if any(self._diff) else "infer").memory_analysis()
+        total = (mem.output_size_in_bytes + mem.temp_size_in_bytes) if mem is not None else 0
+        return f"{self._symbol.debug_str()}Total {total >> 20} MB allocated\n"
 
 
 def head_gradients(out_grads, no_head, names) -> list:

@@ -28,6 +28,24 @@ class Plan:
     state_bytes: int = 0  # arguments, their gradients (grad_req not null) and aux states
     out_bytes: int = 0    # the outputs
     out_dtypes: tuple = ()  # numpy dtypes of the outputs (head gradients take them)
+    zero_write: tuple = ()  # per argument: grad_req 'write' but no gradient path (written with zeros)
+
+
+def _gradient_reaches(g) -> list:
+    """Per argument: whether some path to an output carries a gradient (passes no BlockGrad)."""
+    owner = [0] * g.num_entries
+    for ni, n in enumerate(g.nodes):
+        for k in range(n.num_outputs()):
+            owner[g.offsets[ni] + k] = ni
+    needed = [False] * len(g.nodes)
+    for e in g.heads:
+        needed[owner[e]] = True
+    for ni in range(len(g.nodes) - 1, -1, -1):
+        n = g.nodes[ni]
+        if needed[ni] and n.op is not None and not n.op.blocks_gradient:
+            for e in g.in_entries[ni][:n.num_args()]:
+                needed[owner[e]] = True
+    return [needed[vi] for vi in g.arg_index]
 
 
 def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
@@ -41,7 +59,10 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     n = len(g.arg_names)
     _, out_s, _ = infer(sym, SHAPE, (), dict(zip(g.arg_names, shapes[:n])))
     _, out_t, _ = infer(sym, DTYPE, (), dict(zip(g.arg_names, dtypes[:n])))
-    diff = tuple(r != "null" and np.issubdtype(np.dtype(t), np.inexact) for r, t in zip(grad_req, dtypes))
+    floats = [np.issubdtype(np.dtype(t), np.inexact) for t in dtypes[:n]]
+    reach = _gradient_reaches(g)
+    diff = tuple(r != "null" and f and ok for r, f, ok in zip(grad_req, floats, reach))
+    zero_write = tuple(r == "write" and f and not ok for r, f, ok in zip(grad_req, floats, reach))
     no_head = tuple(bool(node.op is not None and node.op.is_loss) or not np.issubdtype(t, np.inexact)
                     for (node, _), t in zip(sym._heads, out_t))
     sizes = [math.prod(s) * np.dtype(t).itemsize for s, t in zip(shapes, dtypes)]
@@ -50,5 +71,5 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
                 grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
                 tuple(np.dtype(t) for t in dtypes), state, out,
-                tuple(np.dtype(np.float32 if t is None else t) for t in out_t))
+                tuple(np.dtype(np.float32 if t is None else t) for t in out_t), zero_write)
     return _PLANS.put(key, plan)

@@ -22,7 +22,7 @@ from ..symbol.rolled import cache_suffix
 
 
 def fusable(exe) -> bool:
-    return all(exe._loss_heads) and not any(exe._add) and any(exe._diff)
+    return all(exe._loss_heads) and not any(exe._add) and any(exe._diff) and exe._monitor is None
 
 
 def _compiled_step(exe, opt, param_pos, states):

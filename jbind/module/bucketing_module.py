@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import numbers
 import threading
 import warnings
+
+import numpy as np
 
 from ..base import MXNetError
 from ..context import check_group2ctx, cpu
@@ -44,6 +47,7 @@ class BucketingModule(BaseModule):
         self._declared: list = []  # bucket keys declared by the iterator or precompile()
         self._bind_lock = threading.RLock()
         self._precompile_job = None  # the last precompile()'s job
+        self._loaded_params = None  # (arg, aux) read by load(), set at the first bind
 
     def _call_sym_gen(self, key):
         out = self._sym_gen(key)
@@ -118,7 +122,7 @@ class BucketingModule(BaseModule):
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
         if self.params_initialized:
-            arg_params, aux_params = self.get_params()
+            arg_params, aux_params = self.get_params() if self.binded else self._loaded_params
         if force_rebind:
             self.binded = False
             self._buckets = {}
@@ -326,8 +330,48 @@ class BucketingModule(BaseModule):
         self._curr_module.install_monitor(mon)
 
     def save_checkpoint(self, prefix, epoch, remove_amp_cast=False):
-        """Save the default bucket's symbol as `prefix-symbol.json` and the shared parameters."""
+        """Save as MXNet does: every bound bucket's symbol as `prefix-KEY-symbol.json`, the
+        bucket keys as `prefix.buckets` (an int32 NDArray, so the keys must be ints) and the
+        shared parameters as `prefix-%04d.params`. jbind also writes the default bucket's
+        symbol as `prefix-symbol.json`, so `mx.model.load_checkpoint` reads it too."""
         if not self._buckets:
             raise MXNetError("an empty BucketingModule cannot be saved")
+        keys = list(self._buckets)
+        if not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in keys):
+            raise MXNetError(f"save_checkpoint: bucket keys {keys} must be ints (they are saved as an int32 "
+                             "array, as MXNet does)")
+        from ..ndarray import array, save
+        for key in keys:
+            self._buckets[key].symbol.save("%s-%s-symbol.json" % (prefix, key), remove_amp_cast=remove_amp_cast)
+        save("%s.buckets" % prefix, array(np.asarray(keys, np.int32), dtype=np.int32))
         self._symbol.save("%s-symbol.json" % prefix, remove_amp_cast=remove_amp_cast)
         self.save_params("%s-%04d.params" % (prefix, epoch))
+
+    @staticmethod
+    def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
+        """A BucketingModule with the parameters of `prefix-%04d.params` (MXNet's `load`).
+
+        `sym_gen` and `default_bucket_key` are required, as in MXNet; `kwargs` go to the
+        constructor. The parameters are set when the module is bound; the buckets listed in
+        `prefix.buckets` are checked against the saved `prefix-KEY-symbol.json` files then
+        made by `sym_gen` as they are used (MXNet also rebuilds them)."""
+        from ..model import load_params
+        from ..ndarray import load
+        from ..symbol import load as load_symbol
+        if sym_gen is None:
+            raise MXNetError("sym_gen is required for loading a BucketingModule")
+        if default_bucket_key is None:
+            raise MXNetError("default_bucket_key is required for loading a BucketingModule")
+        saved = load("%s.buckets" % prefix)
+        if len(saved) != 1 or saved[0].ndim != 1:
+            raise MXNetError(f"{prefix}.buckets: expected one 1-d array of bucket keys")
+        mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        for key in saved[0].asnumpy().astype(np.int64).tolist():
+            args = load_symbol("%s-%s-symbol.json" % (prefix, key)).list_arguments()
+            made = mod._call_sym_gen(key)[0].list_arguments()
+            if args != made:
+                raise MXNetError(f"{prefix}-{key}-symbol.json: its arguments {args} differ from those sym_gen({key}) "
+                                 f"makes {made}")
+        mod._loaded_params = load_params(prefix, epoch)
+        mod.params_initialized = True
+        return mod

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _limits
@@ -19,7 +20,7 @@ from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from .param_store import ParamStore
 from .spmd import SpmdRunner, can_run, spmd_enabled
-from .slicing import batch_axis, desc_list, load_slices, merge_outputs, split_input_slice
+from .slicing import batch_axis, desc_list, layout_axis, load_slices, merge_outputs, split_input_slice
 
 _PLANS = Memo(4096)
 
@@ -43,6 +44,8 @@ class _GroupPlan:
         self.label_names = [d.name for d in label_shapes]
         self.data_layouts = [batch_axis(d) for d in data_shapes]
         self.label_layouts = [batch_axis(d) for d in label_shapes]
+        # as MXNet: an output's batch axis comes from its `__layout__` attribute (axis 0 if none)
+        self.output_layouts = [layout_axis(symbol[k].attr("__layout__")) for k in range(len(g.heads))]
         self.batch_size = _batch_size(data_shapes + label_shapes)
         self.slices = split_input_slice(self.batch_size, workload)
         param_set, fixed = set(param_names), set(fixed_param_names)
@@ -75,8 +78,8 @@ class _GroupPlan:
 
 def _runner(group):
     """The group's SPMD runner, or None when its split can't run as one program."""
-    if not spmd_enabled():
-        return None
+    if not spmd_enabled() or any(e._monitor is not None for e in group.execs):
+        return None  # a monitored executor runs its own forward and backward
     p = group._p
     if p.runner is None:
         devices = group.store.devices
@@ -151,11 +154,19 @@ class DataParallelExecutorGroup:
         self.data_shapes, self.label_shapes = p.data_shapes, p.label_shapes or None
         self.data_names, self.label_names = p.data_names, p.label_names
         self.data_layouts, self.label_layouts = p.data_layouts, p.label_layouts
+        self.output_layouts = p.output_layouts
         self.arg_names, self.aux_names = p.arg_names, p.aux_names
         self.param_names = p.param_names
         self.batch_size, self.slices = p.batch_size, p.slices
         self.grad_req = p.grad_req
         store = self.store
+        # MXNet's shared_data_arrays: per context, the handles of the arguments that are not
+        # parameters (data, labels, states, ...), shared with every group made with this one
+        # as shared_group where name, shape and dtype agree (so buckets share their inputs).
+        if shared_group is not None:
+            self.shared_data_arrays = shared_group.shared_data_arrays
+        elif not reshape or not hasattr(self, "shared_data_arrays"):
+            self.shared_data_arrays = [{} for _ in self.contexts]
         self.execs = []
         for i, (ctx, plan) in enumerate(zip(self.contexts, p.plans)):
             dev = store.devices[i]
@@ -169,7 +180,7 @@ class DataParallelExecutorGroup:
                     args.append(store.param(i, name, shape, dt))
                     grads.append(store.grad(i, name, shape, dt) if req != "null" else None)
                 else:
-                    args.append(NDArray(cached_zeros(shape, dt, dev)))
+                    args.append(self._data_handle(i, name, shape, dt, dev))
                     grads.append(NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None)
             for (name, shape), dt in zip(plan.shapes[n:], plan.np_dtypes[n:]):
                 aux.append(store.aux_state(i, name, shape, dt))
@@ -186,6 +197,13 @@ class DataParallelExecutorGroup:
             self.input_grad_arrays = [[e.grad_dict[name] for e in ex] for name in self.data_names]
         else:
             self.input_grad_arrays = []
+
+    def _data_handle(self, i, name, shape, dtype, dev):
+        shared = self.shared_data_arrays[i]
+        h = shared.get(name)
+        if h is None or h.shape != tuple(shape) or np.dtype(h.dtype) != np.dtype(dtype):
+            h = shared[name] = NDArray(cached_zeros(shape, dtype, dev))
+        return h
 
     def reshape(self, data_shapes, label_shapes):
         """Rebind for new input shapes, keeping the same parameters (no-op if unchanged)."""
@@ -227,23 +245,29 @@ class DataParallelExecutorGroup:
                     e.backward()
                 return
             if not any(plan.diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                for e in self.execs:
+                    e._publish((), ())  # only writes the zero gradients of BlockGrad-ed arguments
                 return
             dts = [t for t, loss in zip(plan.out_dtypes, plan.no_head) if not loss]
-            heads = [(gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(t)
-                     for (_, gr), t in zip(head_gradients(out_grads, plan.no_head, self.symbol.list_outputs()), dts)]
+            axes = [ax for ax, loss in zip(self.output_layouts, plan.no_head) if not loss]
+            heads = [_batch_first((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(t),
+                                  self.slices, ax)
+                     for (_, gr), t, ax in zip(head_gradients(out_grads, plan.no_head, self.symbol.list_outputs()),
+                                               dts, axes)]
             runner.backward(self.execs, heads)
             return
         for i, e in enumerate(self.execs):
             sl = self.slices[i]
-            grads = [_slice(g, sl, 0) for g in out_grads]
+            grads = [_slice(g, sl, ax) for g, ax in zip(out_grads, self.output_layouts)]
             e.backward(out_grads=grads or None)
 
-    # Outputs (and their head gradients) are split and merged on axis 0, as MXNet does
-    # for outputs without a __layout__ attribute.
+    # Outputs (and their head gradients) are split and merged on their batch axis: the
+    # position of 'N' in the output's __layout__ attribute, axis 0 without one (as MXNet).
     def get_outputs(self, merge_multi_context=True, begin=0, end=None):
-        outputs = [[e.outputs[k] for e in self.execs] for k in range(begin, end or len(self.execs[0].outputs))]
+        end = len(self.execs[0].outputs) if end is None else end
+        outputs = [[e.outputs[k] for e in self.execs] for k in range(begin, end)]
         if merge_multi_context:
-            return [merge_outputs(o, 0) for o in outputs]
+            return [merge_outputs(o, ax) for o, ax in zip(outputs, self.output_layouts[begin:end])]
         return outputs
 
     def get_input_grads(self, merge_multi_context=True):
@@ -291,8 +315,22 @@ class DataParallelExecutorGroup:
             eval_metric.update(labels_slice, e.outputs)
 
     def install_monitor(self, mon):
-        raise MXNetError("install_monitor is not supported: each executor is one compiled function; "
-                         "read intermediate values through symbol.get_internals()")
+        """Install `mon` (an `mx.mon.Monitor`) on every executor of the group."""
+        for e in self.execs:
+            mon.install(e)
+
+
+def _batch_first(head, slices, axis):
+    """A head gradient with its batch on `axis` -> the SPMD runner's layout: the
+    per-device slices stacked on axis 0."""
+    if axis == 0:
+        return head
+    idx = [slice(None)] * head.ndim
+    parts = []
+    for sl in slices:
+        idx[axis] = sl
+        parts.append(head[tuple(idx)])
+    return (jnp if isinstance(head, jax.Array) else np).concatenate(parts, axis=0)
 
 
 def _slice(arr, sl, axis):

@@ -16,14 +16,27 @@ from . import fused_step
 from .executor_group import DataParallelExecutorGroup
 
 
-def _make_kvstore(kvstore):
-    """A KVStore object for a dist name; None for 'local'/'device' (the fused step sums
-    the devices' gradients itself, which is what those stores did)."""
+def _make_kvstore(kvstore, num_device, updater):
+    """The module's KVStore object, as MXNet's `_create_kvstore` chooses it: None on one
+    device (unless dist), else the named store. A local store does no work here (the fused
+    step sums the devices' gradients itself, which is what it did); it holds the module's
+    updater, so `mod._kvstore._updater.states` are the optimizer states, as in MXNet."""
     if kvstore is None or not isinstance(kvstore, str):
         return kvstore
     from .. import kvstore as kv
     store = kv.create(kvstore)  # checks the name
-    return store if store.type.startswith("dist") else None
+    if store.type.startswith("dist"):
+        return store
+    if num_device == 1:
+        return None
+    store._set_updater(updater)
+    return store
+
+
+def _declared_stype(attrs) -> str:
+    """A variable's storage type from its attributes (MXNet writes '1'/'2', jbind the name)."""
+    st = attrs.get("__storage_type__", "default")
+    return {"0": "default", "1": "row_sparse", "2": "csr"}.get(st, st)
 
 
 def _parse_data_desc(names, shapes, what):
@@ -185,8 +198,12 @@ class Module(BaseModule):
             initializer = Uniform(0.01)
         from ..initializer import InitDesc
         g = self._exec_group
+        attrs = self._symbol.attr_dict()
         if self._arg_params is None:
-            self._arg_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
+            # as MXNet's: a parameter declared sparse (`var(stype='row_sparse')`) is handed out
+            # in that storage type; on the device it is computed with as a dense array
+            self._arg_params = {name: zeros(block[0].shape, dtype=block[0].dtype,
+                                            stype=_declared_stype(attrs.get(name, {})))
                                 for name, block in zip(g.param_names, g.param_arrays)}
         if self._aux_params is None:
             self._aux_params = {name: zeros(block[0].shape, dtype=block[0].dtype)
@@ -207,7 +224,6 @@ class Module(BaseModule):
             if initializer is not None:
                 initializer(desc, arr)
 
-        attrs = self._symbol.attr_dict()
         for name, arr in sorted(self._arg_params.items()):
             _impl(InitDesc(name, attrs.get(name, None)), arr, arg_params)
         for name, arr in sorted(self._aux_params.items()):
@@ -296,9 +312,9 @@ class Module(BaseModule):
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
         self._optimizer = optimizer
-        self._kvstore = _make_kvstore(kvstore)
-        self._update_on_kvstore = False
         self._updater = opt.get_updater(optimizer)
+        self._kvstore = _make_kvstore(kvstore, len(self._context), self._updater)
+        self._update_on_kvstore = False
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)

@@ -28,7 +28,11 @@ def desc_list(shapes):
 
 def batch_axis(desc) -> int:
     """MXNet's DataDesc.get_batch_axis: the position of 'N' in the layout (0 if none)."""
-    layout = getattr(desc, "layout", None)
+    return layout_axis(getattr(desc, "layout", None))
+
+
+def layout_axis(layout) -> int:
+    """The position of 'N' in a layout string (0 if there is none or no layout)."""
     if not layout:
         return 0
     return layout.find("N") if "N" in layout else 0

@@ -52,6 +52,9 @@ class Op:
     # `mx.nd` runs each call as one compiled program; False where the lowering reads its
     # inputs' values on the host or keeps Python state per call: those run op by op.
     imperative_jit: ClassVar[bool] = True
+    # No gradient flows through the op (BlockGrad): arguments whose every path to the
+    # outputs passes through one get no backward at all (MXNet's zero-gradient propagation).
+    blocks_gradient: ClassVar[bool] = False
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:

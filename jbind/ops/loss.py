@@ -225,6 +225,7 @@ class make_loss(Op):
 class BlockGrad(Op):
     """Identity forward; zero gradient."""
     is_loss = True
+    blocks_gradient = True
 
     def lower(self, ins, aux, is_train, key):
         return [jax.lax.stop_gradient(ins[0])], aux

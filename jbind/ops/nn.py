@@ -50,7 +50,7 @@ class FullyConnected(Op):
         return [y + bias[0] if bias else y], aux
 
 
-@register
+@register(aliases=("_contrib_SparseEmbedding",))
 class Embedding(Op):
     """Row lookup: out[..., :] = weight[data[...]]; indices are clipped as MXNet does."""
     input_dim: int

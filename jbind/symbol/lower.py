@@ -23,8 +23,13 @@ def matmul_precision() -> str:
     return jax.config.jax_default_matmul_precision or "float32"
 
 
-def make_forward(g: Graph, shapes=None):
-    """`shapes`: the inferred shape of every entry, passed to `Op.specialize`."""
+def make_forward(g: Graph, shapes=None, probed=False):
+    """`shapes`: the inferred shape of every entry, passed to `Op.specialize`.
+
+    With `probed` (the executor monitor's lowering, node by node, nothing fused):
+    forward(args, aux, key, is_train, probes) -> (outputs, new_aux, every entry's value),
+    where `probes` maps (node index, argument position) to an array added to that input
+    edge, so the gradient with respect to a zero probe is what flows back along that edge."""
     arg_pos = {vi: k for k, vi in enumerate(g.arg_index)}
     aux_pos = {vi: k for k, vi in enumerate(g.aux_index)}
     # For each op node, the aux positions its aux inputs come from (to route updates back).
@@ -41,15 +46,15 @@ def make_forward(g: Graph, shapes=None):
            for i, n in enumerate(g.nodes)]
 
     op_nodes = [i for i, op in enumerate(ops) if op is not None]
-    heads = _heads.plan(g)  # SoftmaxOutput node -> the FullyConnected it may fuse with
+    heads = {} if probed else _heads.plan(g)  # SoftmaxOutput node -> the FullyConnected it may fuse with
     fused_fc = set(heads.values())
-    loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() else None
+    loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() and not probed else None
 
-    def forward(args, aux, key, is_train):
+    def forward(args, aux, key, is_train, probes=None):
         with jax.default_matmul_precision(matmul_precision()):
-            return run(args, aux, key, is_train)
+            return run(args, aux, key, is_train, probes)
 
-    def run(args, aux, key, is_train):
+    def run(args, aux, key, is_train, probes):
         vals = [None] * g.num_entries
         for vi, k in arg_pos.items():
             vals[g.offsets[vi]] = args[k]
@@ -71,6 +76,8 @@ def make_forward(g: Graph, shapes=None):
             entries = g.in_entries[ni]
             nargs = node.num_args()
             ins = [vals[e] for e in entries[:nargs]]
+            if probes:
+                ins = [x + probes[(ni, k)] if (ni, k) in probes else x for k, x in enumerate(ins)]
             aux_in = [vals[e] for e in entries[nargs:]]
             nkey = jax.random.fold_in(key, ni) if op.random else None
             try:
@@ -102,6 +109,8 @@ def make_forward(g: Graph, shapes=None):
         else:
             for ni in op_nodes:
                 lower_node(ni)
+        if probed:
+            return tuple(vals[e] for e in g.heads), tuple(new_aux), tuple(vals)
         return tuple(vals[e] for e in g.heads), tuple(new_aux)
 
     return forward

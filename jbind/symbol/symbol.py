@@ -376,6 +376,8 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
         raise TypeError("Expect a string for variable `name`")
     attrs = attribute.hide(attribute.current().get(attr))
     if shape is not None:
+        if isinstance(shape, (int, np.integer)):  # `shape=(1)` is an int; MXNet takes it as (1,)
+            shape = (shape,)
         attrs["__shape__"] = str(tuple(int(d) for d in shape))
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
