@@ -241,13 +241,10 @@ class Trainer:
         states = [upd.states[i] for i in indices]
         lrs, wds, ts = optim.prepare(indices)
         weights = [p.list_data()[0]._data for p in params]
-        grads = [p.list_grad()[0] for p in params]
-        lazy = getattr(optim, "lazy_update", False)
-        rows = [_rows_of(g) if lazy and g.stype == "row_sparse" else None for g in grads]
-        new_w, new_s = self._compiled()(weights, [g._data for g in grads],
-                                        [optim._functional_state(s) for s in states],
+        grads = [p.list_grad()[0]._data for p in params]   # a row_sparse gradient: every row (no lazy update)
+        new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states],
                                         jnp.asarray(lrs, jnp.float32), jnp.asarray(wds, jnp.float32),
-                                        jnp.asarray(ts, jnp.int32), rows)
+                                        jnp.asarray(ts, jnp.int32))
         for p, w, s, ns in zip(params, new_w, states, new_s):
             optim._store_state(s, ns)
             first, *rest = p.list_data()
@@ -262,10 +259,9 @@ class Trainer:
         if fn is None:
             self._jit.clear()
 
-            def run(weights, grads, states, lrs, wds, ts, rows):
+            def run(weights, grads, states, lrs, wds, ts):
                 out = [optim.step(w, g, s, lrs[k], wds[k], ts[k])
                        for k, (w, g, s) in enumerate(zip(weights, grads, states))]
-                out = [o if r is None else _lazy(o, w, s, r) for o, w, s, r in zip(out, weights, states, rows)]
                 return [o[0] for o in out], [o[1] for o in out]
             fn = self._jit[key] = jax.jit(run)
         return fn
@@ -318,18 +314,3 @@ def _sum_across(grads) -> None:
     for g in grads[1:]:
         g._data = grads[0].as_in_context(g.context)._data
 
-
-def _rows_of(grad):
-    """A row_sparse gradient's row mask (True: the row is stored), for a lazy update."""
-    return jnp.zeros((grad.shape[0],), bool).at[grad.indices._data].set(True)
-
-
-def _lazy(out, weight, state, rows):
-    """MXNet's lazy_update: only the rows a row_sparse gradient holds change, in the weight
-    and in every state of the weight's shape; the other rows keep their old values."""
-    def keep(new, old):
-        if getattr(new, "shape", None) != weight.shape:
-            return new
-        return jnp.where(rows.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
-    new_w, new_s = out
-    return keep(new_w, weight), jax.tree_util.tree_map(keep, new_s, state)
