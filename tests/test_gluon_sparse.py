@@ -178,3 +178,18 @@ def test_reset_arrays_zeroes_in_place():
     assert not a.asnumpy().any() and not b.asnumpy().any() and b.dtype == np.float16
     with pytest.raises(mx.MXNetError, match="num_arrays"):
         mx.nd.reset_arrays(a, num_arrays=2)
+
+
+def test_a_hybrid_block_with_a_row_sparse_weight_refuses_to_run():
+    params = gluon.ParameterDict("net_")
+    params.get("weight", shape=(3, 3), stype="row_sparse")
+    params.get("bias", shape=(3,))
+    for hybrid in (False, True):
+        net = gluon.nn.Dense(3, in_units=3, params=params)
+        net.initialize(force_reinit=True)
+        if hybrid:
+            net.hybridize()
+        with pytest.raises(RuntimeError, match="row_sparse"):
+            net(mx.nd.ones((2, 3)))
+    with pytest.raises(AssertionError, match="grad_stype"):
+        params.get("bias", grad_stype="row_sparse")   # an existing parameter's attributes must match

@@ -129,6 +129,11 @@ class Parameter:
         """The storage type of the data ('default' or 'row_sparse')."""
         return self._stype
 
+    @property
+    def grad_stype(self) -> str:
+        """The storage type of the gradient ('default' or 'row_sparse')."""
+        return self._grad_stype
+
     def _set_trainer(self, trainer) -> None:
         """Tie this parameter to `trainer` (or untie it with None); a sparse parameter has one Trainer."""
         if self._stype != "default" and self._trainer is not None and trainer is not None \
