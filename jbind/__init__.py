@@ -48,7 +48,8 @@ _gc.freeze()
 __version__ = "0.1.0"
 
 # Modules a training script rarely needs load on first use (`mx.viz`, `mx.test_utils`, ...).
-_LAZY = {"contrib": "contrib", "gluon": "gluon", "profiler": "profiler", "recordio": "recordio", "runtime": "runtime",
+_LAZY = {"contrib": "contrib", "gluon": "gluon", "np": "numpy", "numpy": "numpy", "profiler": "profiler",
+         "recordio": "recordio", "runtime": "runtime",
          "test_utils": "test_utils",
          "visualization": "visualization", "viz": "visualization"}
 

@@ -584,6 +584,7 @@ def test_operators_left_out_are_listed_and_absent():
 def test_mx_numpy_imports_but_has_no_arrays():
     """`import mxnet.numpy` works, but every name in it raises AttributeError: jbind has no mx.np arrays."""
     import jbind.numpy as mxnp
+    assert mx.np is mxnp
     with pytest.raises(AttributeError, match="no mx.np"):
         mxnp.zeros
     assert mx.util.is_np_array() is False
