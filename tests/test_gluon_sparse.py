@@ -193,3 +193,19 @@ def test_a_hybrid_block_with_a_row_sparse_weight_refuses_to_run():
             net(mx.nd.ones((2, 3)))
     with pytest.raises(AssertionError, match="grad_stype"):
         params.get("bias", grad_stype="row_sparse")   # an existing parameter's attributes must match
+
+
+def test_registering_a_kvstore_name_twice_warns_and_the_later_class_wins():
+    class TwiceStore(mx.kv.KVStoreBase):
+        pass
+    first = mx.kv.KVStoreBase.register(TwiceStore)
+    try:
+        class TwiceStore(mx.kv.KVStoreBase):  # noqa: F811 - the same lower-case name on purpose
+            pass
+        with pytest.warns(UserWarning, match="overriding"):
+            mx.kv.KVStoreBase.register(TwiceStore)
+        assert type(mx.kv.create("TwiceStore")) is TwiceStore is not first
+    finally:
+        del mx.kv.KVStoreBase.kv_registry["twicestore"]
+    with pytest.raises(TypeError):
+        mx.kv.KVStoreBase.register(lambda: None)
