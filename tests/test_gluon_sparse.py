@@ -209,3 +209,10 @@ def test_registering_a_kvstore_name_twice_warns_and_the_later_class_wins():
         del mx.kv.KVStoreBase.kv_registry["twicestore"]
     with pytest.raises(TypeError):
         mx.kv.KVStoreBase.register(lambda: None)
+
+
+def test_variable_stype_is_stored_as_mxnets_storage_id():
+    from jbind.ndarray.ndarray import _STORAGE_TYPE_STR_TO_ID
+    assert mx.sym.var("w", stype="csr").attr("__storage_type__") == str(_STORAGE_TYPE_STR_TO_ID["csr"]) == "2"
+    with pytest.raises(mx.MXNetError, match="stype"):
+        mx.sym.var("w", stype="sparse")
