@@ -108,6 +108,8 @@ DTYPE_MX_TO_NP = {
     4: np.int32, 5: np.int8, 6: np.int64, 7: np.bool_, 12: ml_dtypes.bfloat16,
 }
 DTYPE_NP_TO_MX = {np.dtype(v): k for k, v in DTYPE_MX_TO_NP.items()}
+# MXNet's storage-type ids, as its symbol JSON (`__storage_type__`) and .params files keep them.
+STYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
 
 def np_dtype(dtype) -> np.dtype:

@@ -33,12 +33,13 @@ import jax
 import numpy as np
 
 from . import distributed
+from ._kvstore_base import KVStoreBase, TestStore  # noqa: F401  (TestStore: registered as "teststore")
 from .base import MXNetError
 from .io_util import atomic_write_bytes
 from .ndarray import NDArray
 from .optimizer import get_updater
 
-__all__ = ["KVStore", "create"]
+__all__ = ["KVStore", "KVStoreBase", "create"]
 
 # MXNet's names for its single-process stores (where it reduces and updates); here they
 # are all the one store, and `type` reports the name given, as MXNet's does.
@@ -60,7 +61,8 @@ def create(name: str = "local") -> "KVStore":
 
     Args:
         name: 'local', 'device' (or 'nccl'): one process; 'dist_sync' or 'dist_device_sync':
-            every worker of the `jbind.distributed` job (see `python -m jbind.launch`).
+            every worker of the `jbind.distributed` job (see `python -m jbind.launch`); or
+            the name of a class registered with `KVStoreBase.register` ('teststore').
 
     Raises:
         TypeError: `name` is not a string.
@@ -69,6 +71,8 @@ def create(name: str = "local") -> "KVStore":
     if not isinstance(name, str):
         raise TypeError("name must be a string")
     kv_type = name.lower()
+    if kv_type in KVStoreBase.kv_registry:
+        return KVStoreBase.kv_registry[kv_type]()
     if kv_type in _UNSUPPORTED:
         raise MXNetError(f"kvstore {name!r}: {_UNSUPPORTED[kv_type]}")
     if kv_type in _LOCAL:
@@ -124,7 +128,7 @@ def _device(arr: NDArray):
     return next(iter(arr._data.devices() if arr.stype == "default" else arr._values.devices()))
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A key-value store of NDArrays, as MXNet 1.x's `KVStore`; made by `create`.
 
     Keys are ints or strs (one kind per store). Values live where `init` found them; pushed

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 
-__all__ = ["is_np_shape", "np_shape", "set_np_shape", "use_np_shape"]
+__all__ = ["is_np_array", "is_np_shape", "np_shape", "set_np_shape", "use_np_shape"]
 
 _STATE = threading.local()
 
@@ -24,6 +24,12 @@ _STATE = threading.local()
 def is_np_shape() -> bool:
     """Whether NumPy-shape semantics are on in this thread."""
     return getattr(_STATE, "on", False)
+
+
+def is_np_array() -> bool:
+    """Whether MXNet's NumPy array semantics (`mx.np` arrays from Gluon) are on: always
+    False in jbind, which has no `mx.np` (see `mx.test_utils.use_np`)."""
+    return False
 
 
 def set_np_shape(active: bool) -> bool:

@@ -579,19 +579,13 @@ def test_operators_left_out_are_listed_and_absent():
     assert not [n for n in names if n in REGISTRY or n in ALIASES]
 
 
-def test_gluon_has_no_sparse_storage_and_embedding_sparse_grad_stays_dense():
-    """Gluon: a sparse Parameter is an MXNetError; Embedding(sparse_grad=True) keeps a dense gradient."""
-    from jbind import gluon
-    with pytest.raises(mx.MXNetError, match="dense arrays only"):
-        gluon.Parameter("w", shape=(2, 2), stype="row_sparse")
-    with pytest.raises(mx.MXNetError, match="dense arrays only"):
-        gluon.Parameter("w", shape=(2, 2), grad_stype="row_sparse")
-    emb = gluon.nn.Embedding(5, 2, sparse_grad=True)
-    emb.initialize()
-    assert emb.weight.grad().shape == (5, 2) and emb.weight.grad().stype == "default"
-    assert emb(mx.nd.array([0, 4])).shape == (2, 2)
-    with pytest.raises(mx.MXNetError, match="row_sparse"):
-        emb.weight.row_sparse_data(mx.nd.array([0]))
+def test_mx_numpy_imports_but_has_no_arrays():
+    """`import mxnet.numpy` works, but every name in it raises AttributeError: jbind has no mx.np arrays."""
+    import jbind.numpy as mxnp
+    assert mx.np is mxnp
+    with pytest.raises(AttributeError, match="no mx.np"):
+        mxnp.zeros
+    assert mx.util.is_np_array() is False
 
 
 def test_gluon_optimize_for_is_refused():

@@ -16,7 +16,7 @@ from .. import ndarray as nd
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
 from ..ndarray.ndarray import NDArray
-from ._util import GluonValueError, check, shape_is_known
+from ._util import GluonTypeError, GluonValueError, check, shape_is_known
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "tensor_types"]
 
@@ -47,7 +47,9 @@ class Parameter:
         init: this weight's initializer (an Initializer or its registered name).
         allow_deferred_init: whether `initialize` may wait for an unknown shape.
         differentiable: False forces grad_req 'null'.
-    Sparse storage types are refused (jbind arrays are dense).
+        stype: the data's storage type: 'default' or 'row_sparse' (then read the data
+            with `row_sparse_data`, which pulls rows from the Trainer's kvstore).
+        grad_stype: the gradient's storage type ('default' or 'row_sparse').
     """
 
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0, wd_mult=1.0,
@@ -70,11 +72,9 @@ class Parameter:
         self.wd_mult = wd_mult
         self.grad_req = grad_req
         self.init = init
-        for what, st in (("grad_stype", grad_stype), ("stype", stype)):
+        for what, st in (("stype", stype), ("grad_stype", grad_stype)):
             check(st in ("default", "row_sparse", "csr"), f"{what} for Parameter '{name}' must be one of "
                   f"'default', 'row_sparse', or 'csr', but got '{st}'")
-            if st != "default":
-                raise MXNetError(f"Parameter '{name}': {what}={st!r}; jbind has dense arrays only")
         self._grad_stype = grad_stype
         self._stype = stype
 
@@ -126,7 +126,21 @@ class Parameter:
 
     @property
     def stype(self) -> str:
+        """The storage type of the data ('default' or 'row_sparse')."""
         return self._stype
+
+    @property
+    def grad_stype(self) -> str:
+        """The storage type of the gradient ('default' or 'row_sparse')."""
+        return self._grad_stype
+
+    def _set_trainer(self, trainer) -> None:
+        """Tie this parameter to `trainer` (or untie it with None); a sparse parameter has one Trainer."""
+        if self._stype != "default" and self._trainer is not None and trainer is not None \
+                and self._trainer is not trainer:
+            raise MXNetError(f"Failed to set the trainer for Parameter '{self.name}' because it was already set. "
+                             f"More than one trainers for a {self._stype} Parameter is not supported.")
+        self._trainer = trainer
 
     # --- access ---------------------------------------------------------------------------
     def _check_and_get(self, arr_list, ctx):
@@ -152,12 +166,19 @@ class Parameter:
                          "parameters and create Trainer with Block.collect_params() instead of Block.params "
                          "because the later does not include Parameters of nested child Blocks")
 
+    def _check_dense(self, what) -> None:
+        if self._stype != "default":
+            raise MXNetError(f"Cannot return a copy of Parameter '{self.name}' via {what}() because its storage "
+                             f"type is {self._stype}. Please use row_sparse_data() instead.")
+
     def data(self, ctx=None) -> NDArray:
         """This parameter's array on `ctx` (the only one, or the current context's)."""
+        self._check_dense("data")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self) -> list:
         """The arrays on every context, in `list_ctx()` order."""
+        self._check_dense("list_data")
         return self._check_and_get(self._data, list)
 
     def grad(self, ctx=None) -> NDArray:
@@ -173,11 +194,30 @@ class Parameter:
         return self._check_and_get(self._grad, list)
 
     def row_sparse_data(self, row_id):
-        """MXNet's row-sparse access; jbind has dense parameters only (an MXNetError)."""
-        raise MXNetError(f"Parameter '{self.name}': row_sparse_data needs row_sparse storage, which jbind does "
-                         "not have; use data()")
+        """A row_sparse parameter's array on `row_id`'s context, holding (at least) the rows
+        listed in `row_id`, pulled from the Trainer's kvstore (which holds the weight)."""
+        self._check_sparse("row_sparse_data")
+        return self._get_row_sparse(row_id.context, row_id)
 
-    list_row_sparse_data = row_sparse_data
+    def list_row_sparse_data(self, row_id):
+        """`row_sparse_data` on every context, in `list_ctx()` order."""
+        self._check_sparse("list_row_sparse_data")
+        return self._get_row_sparse(list, row_id)
+
+    def _check_sparse(self, what) -> None:
+        if self._stype != "row_sparse":
+            raise MXNetError(f"Cannot return a copy of Parameter {self.name} via {what}() because its storage "
+                             f"type is {self._stype}. Please use data() instead.")
+
+    def _get_row_sparse(self, ctx, row_id):
+        if not isinstance(row_id, NDArray):
+            raise GluonTypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if self._trainer is None:
+            raise MXNetError(f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is created "
+                             "with it.")
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
 
     def list_ctx(self) -> list:
         """The contexts this parameter lives (or will live, once initialized) on."""
@@ -229,7 +269,7 @@ class Parameter:
         check(shape_is_known(self.shape), f"Cannot initialize Parameter '{self.name}' because it has invalid "
               f"shape: {self.shape!s}. Please specify in_units, in_channels, etc for `Block`s.")
         if data is None:
-            data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu())
+            data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu(), stype=self._stype)
             initializer.create(default_init)(initializer.InitDesc(self.name, {"__init__": init}), data)
         self._init_impl(data, ctx)
 
@@ -248,14 +288,11 @@ class Parameter:
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [nd.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+        self._grad = [nd.zeros(d.shape, dtype=d.dtype, ctx=d.context, stype=self._grad_stype) for d in self._data]
         _mark_variables(self._data, self._grad, self.grad_req)
 
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source="current") -> None:
         """(Re)initialize from the loaded array `data`, checking shape and dtype."""
-        trainer = self._trainer
-        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
-            trainer._reset_kvstore()   # as MXNet: a kvstore holding the old values is dropped
         if cast_dtype:
             check(dtype_source in ("current", "saved"), f"dtype_source must be 'current' or 'saved', "
                   f"not {dtype_source!r}")
@@ -274,6 +311,8 @@ class Parameter:
                 check(np_dtype(self.dtype) == np.dtype(data.dtype), f"Failed loading Parameter '{self.name}' "
                       f"from saved params: dtype incompatible expected {self.dtype!s} vs saved {data.dtype!s}. "
                       "Set cast_dtype=True to cast the dtype of saved params.")
+        if data.stype != self._stype:
+            data = data.tostype(self._stype)
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -297,6 +336,10 @@ class Parameter:
             check(self._deferred_init, f"Parameter '{self.name}' has not been initialized")
             self._deferred_init = self._deferred_init[:3] + (data if isinstance(data, NDArray) else nd.array(data),)
             return
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and self not in trainer._params_to_init:
+            trainer._reset_kvstore()   # as MXNet: a kvstore holding the old values is dropped
         for arr in self._check_and_get(self._data, list):
             arr[:] = data
 
@@ -316,7 +359,15 @@ class Parameter:
                                   "initialized.")
 
     def _reduce(self) -> NDArray:
-        """The mean of the copies, on cpu(0) (what is saved)."""
+        """The mean of the copies, on cpu(0) (what is saved); a row_sparse parameter's whole
+        weight, pulled from its Trainer's kvstore."""
+        if self._stype != "default":
+            if self._trainer is None:
+                raise MXNetError(f"Cannot reduce row_sparse parameter {self.name} because no Trainer is created "
+                                 "with it.")
+            data = nd.zeros(self.shape, stype=self._stype, dtype=self.dtype, ctx=cpu())
+            self._trainer._row_sparse_pull(self, data, nd.arange(0, self.shape[0], ctx=cpu()), full_idx=True)
+            return data
         block = self.list_data()
         if len(block) == 1:
             return block[0].copyto(cpu())
@@ -327,7 +378,7 @@ class Parameter:
         if self._var is None:
             from .. import symbol
             self._var = symbol.var(self.name, shape=self.shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                                   wd_mult=self.wd_mult, init=self.init)
+                                   wd_mult=self.wd_mult, init=self.init, stype=self._stype)
         return self._var
 
     def cast(self, dtype) -> None:

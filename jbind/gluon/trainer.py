@@ -16,13 +16,11 @@ from .. import kvstore as _kv
 from .. import optimizer as opt
 from ..base import MXNetError
 from ._parameter_dict import ParameterDict
-from ._util import GluonAssertionError
+from ._trainer_kv import check_kvstore_arg, decide_kvstore
+from ._util import GluonAssertionError, check
 from .parameter import Parameter
 
 __all__ = ["Trainer"]
-
-_KVSTORES = (None, False, "device", "local")
-
 
 class Trainer:
     """Applies an optimizer to `params` (a ParameterDict, a dict name -> Parameter, or a list).
@@ -30,10 +28,12 @@ class Trainer:
     Args:
         optimizer: an optimizer name (with `optimizer_params`) or an `mx.optimizer.Optimizer`.
         kvstore: 'device' or 'local' (or such a KVStore; gradients of a parameter on
-            several contexts are summed), or None; jbind has no distributed kvstore here.
-        update_on_kvstore: as MXNet's: with several contexts and None, True (the
-            kvstore's updater, shared with the Trainer, holds the states); then `update` and
-            `allreduce_grads` are errors. The arithmetic is the same either way.
+            several contexts are summed), a `KVStoreBase` store or registered name (driven
+            through `broadcast` / `pushpull`), or None; no distributed kvstore here.
+        update_on_kvstore: as MXNet's (see `_trainer_kv`): with several contexts and None,
+            True for jbind's stores (the kvstore's updater, shared with the Trainer, holds
+            the states); then `update` and `allreduce_grads` are errors. Row_sparse weights
+            always live in the kvstore (read them with `Parameter.row_sparse_data`).
         compression_params: must be None (no distributed kvstore here).
     """
 
@@ -51,24 +51,17 @@ class Trainer:
                 raise MXNetError(f"Parameter {p.name!r} is given to the Trainer twice")
             self._param2idx[p.name] = i
             self._params.append(p)
-            p._trainer = self
-        if isinstance(kvstore, _kv.KVStore) and kvstore.type in _KVSTORES:
-            pass
-        elif not (isinstance(kvstore, str) and kvstore in _KVSTORES) and kvstore not in (None, False):
-            raise MXNetError(f"Trainer: kvstore {kvstore!r} is not supported by jbind's Trainer "
-                             "(use 'device', 'local' or None)")
-        self._kvstore = None
-        self._kv_initialized = False
-        self._params_to_init = list(self._params)
+            p._set_trainer(self)
+        check_kvstore_arg(kvstore)
         if compression_params is not None:
             raise MXNetError("Trainer: gradient compression needs a distributed kvstore, which jbind's Trainer "
                              "does not have")
-        self._kvstore_type = kvstore
-        self._update_on_kvstore = update_on_kvstore
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._compression_params = compression_params
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
         self._jit: dict = {}
+        self._reset_kvstore()
 
     def _init_optimizer(self, optimizer, optimizer_params) -> None:
         param_dict = dict(enumerate(self._params))
@@ -82,29 +75,67 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updater = opt.get_updater(self._optimizer)
 
+    def _contexts(self) -> list:
+        contexts = None
+        for p in self._params:
+            ctx = p.list_ctx()
+            check(contexts is None or contexts == ctx, f"All Parameters must be initialized on the same set of "
+                  f"contexts, but Parameter {p.name} is initialized on {ctx!s} while previous Parameters are "
+                  f"initialized on {contexts!s}.")
+            contexts = ctx
+        return contexts or []
+
     def _init_kvstore(self) -> None:
-        """Decide, as MXNet does on the first step, whether a kvstore is used (several contexts)."""
-        ctxs = {str(c) for p in self._params for c in p.list_ctx()}
-        if self._kvstore_type and len(ctxs) > 1:
-            given = self._kvstore_type
-            self._kvstore = given if isinstance(given, _kv.KVStore) else _kv.create(given)
-            if self._update_on_kvstore is None:
-                self._update_on_kvstore = True
-            if self._update_on_kvstore:
-                self._kvstore._set_updater(self._updater)
+        """Decide, as MXNet does on the first step, the kvstore and where weights are updated."""
+        kv, update = decide_kvstore(self._kvstore_params["kvstore"], self._kvstore_params["update_on_kvstore"],
+                                    len(self._contexts()), self._params)
+        if kv is not None and update:
+            if isinstance(kv, _kv.KVStore):
+                kv._set_updater(self._updater)   # one updater: the states are the Trainer's too
+            else:
+                kv.set_optimizer(self._optimizer)
+        self._kvstore, self._update_on_kvstore = kv, update
         self._kv_initialized = True
-        self._params_to_init = []
+
+    def _init_params(self) -> None:
+        """Put the initialized parameters into the kvstore (a row_sparse weight lives there; a
+        store of another kind gets every weight broadcast); deferred ones wait."""
+        waiting = []
+        for p in self._params_to_init:
+            if p._deferred_init:
+                waiting.append(p)
+            elif self._kvstore is not None:
+                arrays = p._check_and_get(p._data, list)
+                idx = self._param2idx[p.name]
+                if p._stype != "default":
+                    self._kvstore.init(idx, arrays[0])
+                elif not isinstance(self._kvstore, _kv.KVStore):
+                    self._kvstore.broadcast(idx, arrays[0], arrays)
+        self._params_to_init = waiting
 
     def _reset_kvstore(self) -> None:
         """Drop the kvstore (parameters were reloaded); the next step decides again."""
-        self._kvstore = None
         self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+
+    def _row_sparse_pull(self, parameter, out, row_id, full_idx=False) -> None:
+        """Write the rows `row_id` of a row_sparse weight (all of it with `full_idx`) into `out`."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+        idx = self._param2idx[parameter.name]
+        if full_idx:
+            self._kvstore.pull(idx, out=out, ignore_sparse=False)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
 
     def _check_not_on_kvstore(self, what) -> None:
         if not self._kv_initialized:
             self._init_kvstore()
-        if self._update_on_kvstore:
+        if self._kvstore is not None and self._update_on_kvstore:
             raise GluonAssertionError(f"{what}() when parameters are updated on kvstore is not supported. "
                                       "Try setting `update_on_kvstore` to False when creating trainer.")
 
@@ -133,6 +164,8 @@ class Trainer:
         the last step is an error, or skipped with `ignore_stale_grad`."""
         if not self._kv_initialized:
             self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
         self._optimizer.rescale_grad = self._scale / batch_size
         todo = self._fresh(ignore_stale_grad)
         self._allreduce(todo)
@@ -141,6 +174,8 @@ class Trainer:
     def allreduce_grads(self) -> None:
         """Sum each parameter's gradients across its contexts (for `update`, e.g. after clipping)."""
         self._check_not_on_kvstore("allreduce_grads")
+        if self._params_to_init:
+            self._init_params()
         self._allreduce([p for p in self._params if p.grad_req != "null"])
 
     def update(self, batch_size, ignore_stale_grad=False) -> None:
@@ -154,7 +189,7 @@ class Trainer:
         for p in self._params:
             if p.grad_req == "null":
                 continue
-            stale = [d.context for d in p.list_data() if not d._fresh_grad]
+            stale = [d.context for d in p._check_and_get(p._data, list) if not d._fresh_grad]
             if stale and not ignore_stale_grad:
                 raise MXNetError(
                     f"Gradient of Parameter `{p.name}` on context {stale[0]} has not been updated by backward "
@@ -166,28 +201,37 @@ class Trainer:
                 out.append(p)
         return out
 
-    @staticmethod
-    def _allreduce(params) -> None:
+    def _on_store(self, p) -> bool:
+        """Whether the kvstore, not this Trainer, updates `p`'s weight."""
+        kv = self._kvstore
+        return p._stype != "default" or (kv is not None and self._update_on_kvstore
+                                         and not isinstance(kv, _kv.KVStore))
+
+    def _allreduce(self, params) -> None:
+        kv = self._kvstore
         for p in params:
             grads = p.list_grad()
-            if len(grads) < 2:
-                continue
-            total = grads[0]._data
-            for g in grads[1:]:
-                total = total + g.as_in_context(grads[0].context)._data
-            grads[0]._data = total
-            for g in grads[1:]:
-                g._data = grads[0].as_in_context(g.context)._data
+            idx = self._param2idx[p.name]
+            if p._stype != "default":
+                kv.push(idx, grads)          # the store updates the row_sparse weight it holds
+            elif kv is None or isinstance(kv, _kv.KVStore):
+                _sum_across(grads)           # jbind's own stores: the same sum, without a copy in the store
+            elif self._update_on_kvstore:
+                kv.pushpull(idx, grads, out=p.list_data())
+            else:
+                kv.pushpull(idx, grads)
 
     def _update(self, params) -> None:
         scaler = getattr(self, "_amp_loss_scaler", None)
-        if scaler is not None and scaler.has_overflow(self._params):
-            for p in params:
-                for d in p.list_data():
-                    d._fresh_grad = False
-            return  # AMP: an overflowing step is skipped (the scaler has lowered the scale)
-        if not params:
-            return
+        overflow = scaler is not None and scaler.has_overflow(self._params)
+        local = [] if overflow else [p for p in params if not self._on_store(p)]
+        if local:
+            self._update_local(local)
+        for p in params:   # AMP: an overflowing step is skipped (the scaler has lowered the scale)
+            for d in p._check_and_get(p._data, list):
+                d._fresh_grad = False
+
+    def _update_local(self, params) -> None:
         indices = [self._param2idx[p.name] for p in params]
         upd, optim = self._updater, self._optimizer
         for i, p in zip(indices, params):
@@ -197,7 +241,7 @@ class Trainer:
         states = [upd.states[i] for i in indices]
         lrs, wds, ts = optim.prepare(indices)
         weights = [p.list_data()[0]._data for p in params]
-        grads = [p.list_grad()[0]._data for p in params]
+        grads = [p.list_grad()[0]._data for p in params]   # a row_sparse gradient: every row (no lazy update)
         new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states],
                                         jnp.asarray(lrs, jnp.float32), jnp.asarray(wds, jnp.float32),
                                         jnp.asarray(ts, jnp.int32))
@@ -207,8 +251,6 @@ class Trainer:
             first._data = w
             for d in rest:
                 d._data = first.as_in_context(d.context)._data.copy()
-            for d in (first, *rest):
-                d._fresh_grad = False
 
     def _compiled(self):
         optim = self._optimizer
@@ -227,6 +269,11 @@ class Trainer:
     # --- states -----------------------------------------------------------------------------
     def save_states(self, fname) -> None:
         """Write the optimizer and its states to `fname` (MXNet's format, written atomically)."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._kvstore is not None and self._update_on_kvstore and not isinstance(self._kvstore, _kv.KVStore):
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)   # the store holds the states
+            return
         data = self._updater.get_states(dump_optimizer=True)
         folder = os.path.dirname(os.path.abspath(fname))
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".states.")
@@ -243,9 +290,27 @@ class Trainer:
         """Read what `save_states` (or MXNet's) wrote: the states and, if saved, the optimizer.
         The file is data; anything but arrays, numbers and jbind's optimizers is refused."""
         from ..optimizer import _states  # noqa: PLC0415
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._kvstore is not None and self._update_on_kvstore and not isinstance(self._kvstore, _kv.KVStore):
+            self._kvstore.load_optimizer_states(fname)
+            return
         _states.load_file(self._updater, fname)
         self._optimizer = self._updater.optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))  # _scale stays this Trainer's
-        if self._kvstore is not None and self._update_on_kvstore:
+        if isinstance(self._kvstore, _kv.KVStore) and self._update_on_kvstore:
             self._kvstore._set_updater(self._updater)
         self._jit.clear()
+
+
+def _sum_across(grads) -> None:
+    """Every array of `grads` (one per context) becomes their sum."""
+    if len(grads) < 2:
+        return
+    total = grads[0]._data
+    for g in grads[1:]:
+        total = total + g.as_in_context(grads[0].context)._data
+    grads[0]._data = total
+    for g in grads[1:]:
+        g._data = grads[0].as_in_context(g.context)._data
+

@@ -27,3 +27,15 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """MXNet's `split_v2`: split `ary` along `axis` at a tuple's points, or into an int's
     number of equal parts (each squeezed if `squeeze_axis`)."""
     return ary.split_v2(indices_or_sections, axis, squeeze_axis)
+
+
+def reset_arrays(*data, num_arrays=None):
+    """MXNet's `reset_arrays`: set every array of `data` to zero, in place (how Gluon's
+    `zero_grad` clears many gradients at once). `num_arrays`, if given, must be len(data)."""
+    if num_arrays is not None and int(num_arrays) != len(data):
+        from ..base import MXNetError
+        raise MXNetError(f"reset_arrays: num_arrays={num_arrays} but {len(data)} arrays were given")
+    for a in data:
+        if not isinstance(a, NDArray):
+            raise TypeError(f"reset_arrays: every input must be an NDArray, got {type(a).__name__}")
+        a[:] = 0

@@ -16,11 +16,13 @@ import numpy as np
 
 from .. import _fluent
 from ..autograd._state import STATE as _AG
-from ..base import ArgumentError, MXNetError, np_dtype
+from ..base import STYPE_STR_TO_ID, ArgumentError, MXNetError, np_dtype
 from ..context import Context, context_of_device, current_context
 from ..util import is_np_shape
 
 py_slice = slice  # MXNet's name for the builtin (mx.nd.ndarray.py_slice)
+_STORAGE_TYPE_STR_TO_ID = STYPE_STR_TO_ID  # MXNet's private names, which its tests import
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in STYPE_STR_TO_ID.items()}
 
 _ZEROS: OrderedDict = OrderedDict()
 ZEROS_LIMIT = (1024, 64 << 20)   # entries, bytes: binding thousands of shapes must not keep them all

@@ -8,7 +8,7 @@ import numpy as np
 from .. import attribute
 from .. import _fluent
 from ..base import NotImplementedForSymbol
-from ..base import DTYPE_NP_TO_MX, MXNetError, np_dtype
+from ..base import DTYPE_NP_TO_MX, STYPE_STR_TO_ID, MXNetError, np_dtype
 from ._node import Node, input_versions, topo_order
 from .graph import graph_of
 
@@ -388,7 +388,9 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        attrs["__storage_type__"] = str(stype)
+        if stype not in STYPE_STR_TO_ID:
+            raise MXNetError(f"Variable {name!r}: unknown stype {stype!r}; expected one of {list(STYPE_STR_TO_ID)}")
+        attrs["__storage_type__"] = str(STYPE_STR_TO_ID[stype])
     for k, v in kwargs.items():
         if k.startswith("__") and k.endswith("__"):
             attrs[k] = str(v)

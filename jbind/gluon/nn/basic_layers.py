@@ -162,8 +162,8 @@ class BatchNorm(HybridBlock):
 class Embedding(HybridBlock):
     """`Embedding`: rows of 'weight' (input_dim, output_dim) picked by the integer input.
 
-    Difference from MXNet: `sparse_grad=True` is accepted but the gradient stays a dense
-    array (same values; jbind has no row_sparse storage)."""
+    With `sparse_grad=True` the weight's gradient is a row_sparse array (holding the rows
+    whose gradient is nonzero, where MXNet holds every looked-up row)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None, sparse_grad=False,
                  **kwargs):
@@ -171,7 +171,8 @@ class Embedding(HybridBlock):
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
-                                      dtype=dtype, allow_deferred_init=True)
+                                      dtype=dtype, allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F, x, weight):
         return F.Embedding(x, weight, name="fwd", **self._kwargs)
