@@ -95,9 +95,20 @@ def test_non_loss_output_needs_head_gradient():
     np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), [3, 3])
     with pytest.raises(mx.base.MXNetError, match=r"has shape \(3, 3\)"):
         exe.backward([mx.nd.ones((3, 3))])
-    fresh = y.simple_bind(mx.cpu(), x=(3, 4))
-    with pytest.raises(mx.base.MXNetError, match="needs a forward"):
-        fresh.backward([mx.nd.ones((3, 2))])
+
+
+def test_outputs_exist_at_bind_and_backward_needs_no_forward():
+    # MXNet allocates outputs (zeros, the output dtype) when binding, and backward()
+    # without a forward differentiates at the arguments' current values.
+    x = mx.sym.Variable("x", dtype=np.int32)
+    exe = mx.sym.Cast(x, dtype=np.float16).simple_bind(mx.cpu(), x=(2, 3))
+    assert exe.outputs[0].dtype == np.float16 and exe.outputs[0].shape == (2, 3)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), np.zeros((2, 3)))
+    d = mx.sym.Variable("d")
+    grad = mx.nd.zeros((2, 2))
+    exe = mx.sym.tile(d * d, reps=(2,)).bind(mx.cpu(), args=[mx.nd.array([[1, 2], [3, 4]])], args_grad=[grad])
+    exe.backward(mx.nd.ones((2, 4)))
+    np.testing.assert_allclose(grad.asnumpy(), [[4, 8], [12, 16]])
 
 
 def test_shared_exec_shares_parameters_by_reference():

@@ -17,7 +17,7 @@ from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from ._view import alias
@@ -48,7 +48,9 @@ class Executor:
         self._add = plan.add
         self._out_shapes = plan.out_shapes
         self._loss_heads = plan.no_head
-        self.outputs = [NDArray(None) for _ in plan.out_shapes]
+        # As MXNet, outputs exist (zeros) from bind on, before any forward.
+        self.outputs = [NDArray(None if s is None or t is None else cached_zeros(s, t, self._device))
+                        for s, t in zip(plan.out_shapes, plan.out_dtypes or (None,) * len(plan.out_shapes))]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
@@ -141,9 +143,12 @@ class Executor:
 
         As in MXNet, backward() may follow `forward(is_train=False)` too: the gradients are
         then computed by the training function (Dropout and BatchNorm differentiate as in
-        training) and the aux states are left as they are."""
+        training) and the aux states are left as they are. Without any forward, as in
+        MXNet, the gradients are those at the arrays' current values."""
         if self._last is None:
-            raise MXNetError("backward() needs a forward() first")
+            args = tuple(h._data for h in self.arg_arrays)
+            aux = tuple(h._data for h in self.aux_arrays)
+            self._last = (args, aux, _random.base_key(), _random.next_counter(), False)
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return

@@ -89,14 +89,17 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     key = (op_name, op.hash_key(), shapes, dtypes)
     if _CHECKED.get(key) is not None:
         return
+    from ..symbol.infer import DTYPE, SHAPE, infer
     from ..symbol.ops import make
     from ..symbol.symbol import Variable
     sym = make(op_name, [Variable(a) for a in slots[:nargs]], {k: v for k, v in params.items() if v is not None},
                name=op.name.lower())
     aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
     names = slots[:nargs] + aux
-    sym.infer_shape(**dict(zip(names, shapes)))
-    sym.infer_type(**dict(zip(names, dtypes)))
+    # The rules themselves, not `infer_shape`: an imperative array's 0 is a real size
+    # (one_hot with depth 0), never an unknown dimension to warn about.
+    infer(sym, SHAPE, (), dict(zip(names, shapes)))
+    infer(sym, DTYPE, (), dict(zip(names, dtypes)))
     _CHECKED.put(key, True)
 
 
