@@ -148,3 +148,17 @@ def test_parameters_may_follow_the_inputs_positionally_as_mxnet():
         mx.nd.clip(x, 1, a_min=0)
     with pytest.raises(mx.MXNetError, match="an input after positional parameters"):
         mx.sym.FullyConnected(a, 4, mx.sym.Variable("w"))
+
+
+def test_contrib_boolean_mask_keeps_rows_and_scatters_the_gradient():
+    data = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0, 1]))
+        (out * 2).sum().backward()
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 2], [5, 6]])
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[2, 2], [0, 0], [2, 2]])
+    with mx.util.np_shape(True):
+        assert mx.nd.contrib.boolean_mask(data, mx.nd.zeros((3,))).shape == (0, 2)
+    with pytest.raises(mx.base.MXNetError, match="boolean_mask"):
+        mx.nd.contrib.boolean_mask(data, mx.nd.ones((2,)))

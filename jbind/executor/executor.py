@@ -151,6 +151,7 @@ class Executor:
             self._last = (args, aux, _random.base_key(), _random.next_counter(), False)
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
+                self._zero_integer_grads()
                 return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
@@ -172,6 +173,15 @@ class Executor:
                 self.grad_arrays[k]._data = next(it)
         for h, a in zip(self.aux_arrays, new_aux):
             h._data = a
+        self._zero_integer_grads()
+
+    def _zero_integer_grads(self):
+        """An integer argument (an index, a length) has no gradient: as MXNet's backward
+        does, grad_req 'write' leaves zeros in its buffer."""
+        for k, (d, req) in enumerate(zip(self._diff, self._grad_req)):
+            h = self.grad_arrays[k]
+            if not d and req == "write" and h is not None and h._data is not None:
+                h._data = cached_zeros(h._data.shape, h._data.dtype, self._device)
 
     def _head_grads(self, out_grads):
         heads = []

@@ -50,6 +50,10 @@ def invoke(op_name: str, args, kwargs):
             outs, new_aux, key = _dispatch.call(op, datas, nargs, is_train, None if datas else _dev(ctx), ctx)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
+    try:
+        op.check_eager(outs)
+    except ValueError as e:
+        raise MXNetError(f"{cls.name}: {e}") from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
         held = inputs[a]
         if isinstance(held, NDArray) and new is not None:

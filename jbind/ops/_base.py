@@ -105,6 +105,11 @@ class Op:
         """-> (outputs, new aux). Pure JAX."""
         raise NotImplementedError(type(self).__name__)
 
+    def check_eager(self, outs: list) -> None:
+        """Called on an eagerly run op's outputs (`mx.nd.*`): raise ValueError where MXNet's
+        kernel fails at run time (a factorization of a matrix it cannot factor). Inside a
+        compiled graph nothing is checked: by default, nothing here either."""
+
     # --- parameters ------------------------------------------------------------
     @classmethod
     def param_names(cls) -> tuple[str, ...]:

@@ -83,6 +83,11 @@ class _linalg_potrf(_Square):
     def lower(self, ins, aux, is_train, key):
         return [jax.lax.linalg.cholesky(_read_lower(ins[0]), symmetrize_input=False)], aux
 
+    def check_eager(self, outs):
+        # LAPACK's potrf fails on a matrix that is not positive definite; XLA gives NaN
+        if not bool(jnp.isfinite(outs[0]).all()):
+            raise ValueError("the matrix is not symmetric positive definite (Cholesky factorization failed)")
+
 
 @register(aliases=("linalg_potri",))
 class _linalg_potri(_Square):

@@ -255,7 +255,8 @@ class _Softmax(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype
-        x = x.astype(jnp.promote_types(x.dtype, out))
+        # float16 is computed in float32 (MXNet's MXNET_SAFE_ACCUMULATION), forward and gradient.
+        x = x.astype(jnp.promote_types(jnp.promote_types(x.dtype, out), jnp.float32))
         if self.temperature not in (None, 1.0):
             x = x / self.temperature
         if not self.use_length:
