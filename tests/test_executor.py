@@ -292,3 +292,22 @@ def test_backward_without_differentiated_arguments_needs_no_head_gradient():
     mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
     mod.update()
     assert mod.get_outputs()[0].shape == (4, 3)
+
+
+def test_backward_is_train_false_differentiates_the_inference_forward():
+    # MXNet's backward(is_train=False): Dropout is the identity there, unless mode='always'.
+    x = mx.sym.Variable("x")
+    exe = mx.sym.Dropout(x, p=0.5).simple_bind(mx.cpu(), x=(8, 8))
+    exe.arg_dict["x"][:] = 1
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((8, 8))])
+    assert (exe.grad_dict["x"].asnumpy() == 0).any()
+    exe.forward(is_train=False)
+    exe.backward([mx.nd.ones((8, 8))], is_train=False)
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.ones((8, 8)))
+    exe = mx.sym.Dropout(x, p=0.5, mode="always").simple_bind(mx.cpu(), x=(8, 8))
+    exe.arg_dict["x"][:] = 1
+    exe.forward(is_train=False)
+    exe.backward([mx.nd.ones((8, 8))], is_train=False)
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), exe.outputs[0].asnumpy())
+    assert (exe.outputs[0].asnumpy() == 0).any()

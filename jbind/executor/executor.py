@@ -69,7 +69,7 @@ class Executor:
         fn = self._fns.get(tag)
         if fn is None:
             fp, shapes, dtypes, devs = self._key_parts
-            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode == "train" else ()
+            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode in ("train", "train_infer") else ()
             key = CacheKey(fp, shapes, dtypes, req, tag, devs)
             fn = self._fns[tag] = CACHE.get(key, lambda: self._build(mode))
         return fn
@@ -92,7 +92,7 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec).compile()
-        train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
+        train = make_train(g, self._diff, self._add, self._loss_heads, shapes, is_train=mode == "train")
         heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=SingleDeviceSharding(self._device))
                       for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
@@ -155,8 +155,9 @@ class Executor:
                 return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
-            outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, heads, self._old_grads())
-            if trained:
+            mode = "train" if is_train else "train_infer"  # MXNet's backward(is_train=False)
+            outs, grads, new_aux = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
+            if trained and is_train:
                 self._set_outputs(outs)
             else:
                 new_aux = aux
