@@ -254,7 +254,7 @@ def parse_value(t, v):
             v = literal(s) if s else ()
         if v is None:
             return ()
-        if isinstance(v, (int, np.integer)):
+        if isinstance(v, (int, float, np.integer, np.floating)):  # one number is a 1-tuple, as MXNet's
             v = (v,)
         (elt, *_) = typing.get_args(t) or (int,)
         return tuple(parse_value(elt, x) for x in v)
