@@ -311,3 +311,10 @@ def test_backward_is_train_false_differentiates_the_inference_forward():
     exe.backward([mx.nd.ones((8, 8))], is_train=False)
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), exe.outputs[0].asnumpy())
     assert (exe.outputs[0].asnumpy() == 0).any()
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    # MXNet's simple_bind reads only tuple keywords as shapes (scripts pass force_rebind=True).
+    exe = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc").simple_bind(
+        mx.cpu(), data=(3, 4), force_rebind=True)
+    assert exe.arg_dict["data"].shape == (3, 4) and exe.outputs[0].shape == (3, 2)
