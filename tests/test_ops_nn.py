@@ -174,11 +174,13 @@ def test_softmax_float16_is_computed_in_float32():
     # sum(softmax(x)) is then zero to float16's resolution, not float16 rounding noise.
     x = mx.nd.array(np.random.RandomState(0).uniform(size=(4, 500))).astype("float16")
     x.attach_grad()
-    with mx.autograd.record():
-        y = mx.nd.softmax(x, axis=-1)
-    y.backward()
-    assert y.dtype == np.float16 and x.grad.dtype == np.float16
-    assert np.abs(x.grad.asnumpy()).max() < 1e-5
+    for op in (mx.nd.softmax, mx.nd.softmin, mx.nd.log_softmax):
+        with mx.autograd.record():
+            y = op(x, axis=-1)
+        y.backward()
+        assert y.dtype == np.float16 and x.grad.dtype == np.float16
+        if op is not mx.nd.log_softmax:
+            assert np.abs(x.grad.asnumpy()).max() < 1e-5, op
 
 
 def test_integer_argument_gradient_is_written_as_zeros():
@@ -191,3 +193,12 @@ def test_integer_argument_gradient_is_written_as_zeros():
     exe.backward(mx.nd.ones((1, 3, 2)))
     np.testing.assert_array_equal(lgrad.asnumpy(), [[0, 0]])
     np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), np.zeros((1, 3, 2)), atol=1e-6)
+
+
+def test_dropout_of_probability_one_is_nan_as_mxnet():
+    # MXNet 1.9.1 scales the all-zero mask by 1 / (1 - p): every output (even of a 0) is NaN.
+    x = mx.nd.array([[0.0, 1.0, 2.0]])
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=1.0)
+    assert np.isnan(y.asnumpy()).all()
+    np.testing.assert_array_equal(mx.nd.Dropout(x, p=1.0).asnumpy(), x.asnumpy())  # inference: identity

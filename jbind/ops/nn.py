@@ -196,8 +196,8 @@ class Dropout(Op):
         x = ins[0]
         if (not is_train and self.mode == "training") or self.p == 0:
             return [x], aux
-        if self.p >= 1:
-            return [jnp.zeros_like(x)], aux
+        if self.p >= 1:  # MXNet scales the all-zero mask by 1 / (1 - p) = inf: NaN everywhere
+            return [x * jnp.asarray(jnp.nan, x.dtype)], aux
         shape = list(x.shape)
         for a in self.axes:
             shape[a] = 1
