@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 import jbind as mx
+from helpers import Case, check_op
 
 GOLDEN = np.load(pathlib.Path(__file__).parent / "golden" / "psroi" / "cases.npz")
-CASES = {  # name: spatial_scale, output_dim, pooled_size, group_size (as the golden script)
+GOLDEN_CASES = {  # name: spatial_scale, output_dim, pooled_size, group_size (as the golden script)
     "basic": (0.0625, 2, 3, 0), "group2_batch2": (0.5, 3, 3, 2), "pooled2": (1.0, 1, 2, 0)}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
 def test_psroipooling_matches_mxnet(name):
-    scale, dim, pooled, group = CASES[name]
+    scale, dim, pooled, group = GOLDEN_CASES[name]
     data, rois = GOLDEN[f"{name}:data"], GOLDEN[f"{name}:rois"]
     sym = mx.sym.contrib.PSROIPooling(mx.sym.Variable("data"), mx.sym.Variable("rois"), spatial_scale=scale,
                                       output_dim=dim, pooled_size=pooled, group_size=group)
@@ -33,3 +34,44 @@ def test_psroipooling_shapes_and_refusals():
     assert sym.infer_shape(ps_data=(1, 18, 14, 14), ps_rois=(4, 5))[1] == [(4, 2, 3, 3)]
     with pytest.raises(mx.base.MXNetError, match="channels"):
         sym.infer_shape(ps_data=(1, 17, 14, 14), ps_rois=(4, 5))
+
+
+def _cround(v):
+    return float(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+def _psroi_ref(data, rois, scale, dim, pooled, group=0):
+    """MXNet's PSROIPoolForward, bin by bin."""
+    g = group or pooled
+    _, _, h, w = data.shape
+    out = np.zeros((len(rois), dim, pooled, pooled))
+    for r, (b, x0, y0, x1, y1) in enumerate(rois):
+        sw, sh = _cround(x0) * scale, _cround(y0) * scale
+        ew, eh = (_cround(x1) + 1) * scale, (_cround(y1) + 1) * scale
+        bw, bh = max(ew - sw, 0.1) / pooled, max(eh - sh, 0.1) / pooled
+        for ph in range(pooled):
+            for pw in range(pooled):
+                hs = int(min(max(np.floor(ph * bh + sh), 0), h))
+                he = int(min(max(np.ceil((ph + 1) * bh + sh), 0), h))
+                ws = int(min(max(np.floor(pw * bw + sw), 0), w))
+                we = int(min(max(np.ceil((pw + 1) * bw + sw), 0), w))
+                if he <= hs or we <= ws:
+                    continue
+                gh, gw = min(ph * g // pooled, g - 1), min(pw * g // pooled, g - 1)
+                for d in range(dim):
+                    out[r, d, ph, pw] = data[int(b), (d * g + gh) * g + gw, hs:he, ws:we].mean()
+    return out
+
+
+_ROIS = np.array([[0, 1, 0, 9, 7], [1, 3.5, 2, 6, 12], [0, 20, 20, 30, 30]])
+CASES = [
+    Case("psroipooling", lambda: mx.sym.contrib.PSROIPooling(mx.sym.Variable("data"), mx.sym.Variable("rois"),
+                                                             spatial_scale=0.5, output_dim=2, pooled_size=2),
+         lambda data, rois: [_psroi_ref(data, rois, 0.5, 2, 2)], {"data": (2, 8, 5, 6), "rois": _ROIS.shape},
+         inputs={"rois": _ROIS}, no_grad=("rois",)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case):
+    check_op(case)
