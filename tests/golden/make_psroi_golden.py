@@ -1,4 +1,5 @@
-"""Golden data for contrib.PSROIPooling from real MXNet 1.9.1 (forward and data gradient).
+"""Golden data for contrib.PSROIPooling (forward and data gradient) and contrib.RROIAlign
+(forward: MXNet has no gradient for it) from real MXNet 1.9.1.
 
     /tmp/mxvenv_gluon/bin/python tests/golden/make_psroi_golden.py
 
@@ -33,6 +34,14 @@ def main():
         exe.backward(mx.nd.array(head))
         for k, v in (("data", data), ("rois", rois), ("head", head), ("out", y), ("grad", grad.asnumpy())):
             out[f"{name}:{k}"] = v
+    data = rng.uniform(-5, 5, (2, 3, 9, 10)).astype(np.float32)
+    rois = np.array([[0, 20, 30, 40, 24, 30], [1, 70, 20, 15, 50, 135], [1, 10, 10, 200, 3, 80],
+                     [0, 150, 150, 30, 30, 0]], np.float32)
+    out["rroi:data"], out["rroi:rois"] = data, rois
+    for ratio in (-1, 2):
+        y = mx.nd.contrib.RROIAlign(mx.nd.array(data), mx.nd.array(rois), pooled_size=(2, 3), spatial_scale=0.125,
+                                    sampling_ratio=ratio)
+        out[f"rroi:out{ratio}"] = y.asnumpy()
     path = os.path.join(HERE, "psroi", "cases.npz")
     np.savez_compressed(path + ".tmp.npz", **out)
     os.replace(path + ".tmp.npz", path)
