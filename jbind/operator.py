@@ -16,9 +16,11 @@ import itertools
 import logging
 import threading
 
+from ._op_info import OperatorArguments, get_all_registered_operators, get_operator_arguments
 from .base import MXNetError
 
-__all__ = ["CustomOp", "CustomOpProp", "register"]
+__all__ = ["CustomOp", "CustomOpProp", "OperatorArguments", "get_all_registered_operators",
+           "get_operator_arguments", "register"]
 
 _log = logging.getLogger(__name__)
 

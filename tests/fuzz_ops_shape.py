@@ -289,11 +289,11 @@ def pick(g, name, bad):
 
 @op("one_hot")
 def one_hot(g, name, bad):
-    depth = 0 if bad else g.int(1, 4)
+    depth = -1 if bad else g.int(1, 4)
     idx = g.arg((-1, depth), exact=True, ndim=(1, 2), ints=True)
     on, off = g.choice([(1.0, 0.0), (2.0, -1.0)])
 
     def ref(i):
         return np.where(np.trunc(i)[..., None] == np.arange(depth), on, off)
     return g.emit(name, {"depth": depth, "on_value": on, "off_value": off}, [idx], ref,
-                  [(g.v(idx).shape + (depth,), off, on)], exact=True, bad="depth=0" if bad else None)
+                  [(g.v(idx).shape + (depth,), off, on)], exact=True, bad="depth=-1" if bad else None)

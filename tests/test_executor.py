@@ -95,9 +95,20 @@ def test_non_loss_output_needs_head_gradient():
     np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), [3, 3])
     with pytest.raises(mx.base.MXNetError, match=r"has shape \(3, 3\)"):
         exe.backward([mx.nd.ones((3, 3))])
-    fresh = y.simple_bind(mx.cpu(), x=(3, 4))
-    with pytest.raises(mx.base.MXNetError, match="needs a forward"):
-        fresh.backward([mx.nd.ones((3, 2))])
+
+
+def test_outputs_exist_at_bind_and_backward_needs_no_forward():
+    # MXNet allocates outputs (zeros, the output dtype) when binding, and backward()
+    # without a forward differentiates at the arguments' current values.
+    x = mx.sym.Variable("x", dtype=np.int32)
+    exe = mx.sym.Cast(x, dtype=np.float16).simple_bind(mx.cpu(), x=(2, 3))
+    assert exe.outputs[0].dtype == np.float16 and exe.outputs[0].shape == (2, 3)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), np.zeros((2, 3)))
+    d = mx.sym.Variable("d")
+    grad = mx.nd.zeros((2, 2))
+    exe = mx.sym.tile(d * d, reps=(2,)).bind(mx.cpu(), args=[mx.nd.array([[1, 2], [3, 4]])], args_grad=[grad])
+    exe.backward(mx.nd.ones((2, 4)))
+    np.testing.assert_allclose(grad.asnumpy(), [[4, 8], [12, 16]])
 
 
 def test_shared_exec_shares_parameters_by_reference():
@@ -281,3 +292,29 @@ def test_backward_without_differentiated_arguments_needs_no_head_gradient():
     mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))]))
     mod.update()
     assert mod.get_outputs()[0].shape == (4, 3)
+
+
+def test_backward_is_train_false_differentiates_the_inference_forward():
+    # MXNet's backward(is_train=False): Dropout is the identity there, unless mode='always'.
+    x = mx.sym.Variable("x")
+    exe = mx.sym.Dropout(x, p=0.5).simple_bind(mx.cpu(), x=(8, 8))
+    exe.arg_dict["x"][:] = 1
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((8, 8))])
+    assert (exe.grad_dict["x"].asnumpy() == 0).any()
+    exe.forward(is_train=False)
+    exe.backward([mx.nd.ones((8, 8))], is_train=False)
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.ones((8, 8)))
+    exe = mx.sym.Dropout(x, p=0.5, mode="always").simple_bind(mx.cpu(), x=(8, 8))
+    exe.arg_dict["x"][:] = 1
+    exe.forward(is_train=False)
+    exe.backward([mx.nd.ones((8, 8))], is_train=False)
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), exe.outputs[0].asnumpy())
+    assert (exe.outputs[0].asnumpy() == 0).any()
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    # MXNet's simple_bind reads only tuple keywords as shapes (scripts pass force_rebind=True).
+    exe = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc").simple_bind(
+        mx.cpu(), data=(3, 4), force_rebind=True)
+    assert exe.arg_dict["data"].shape == (3, 4) and exe.outputs[0].shape == (3, 2)

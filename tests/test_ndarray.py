@@ -180,3 +180,16 @@ def test_bad_reshape_and_moveaxis_raise_value_error():
             bad()
     with pytest.raises(mx.base.MXNetError):
         x.reshape((5,))
+
+def test_contrib_boolean_mask_keeps_rows_and_scatters_the_gradient():
+    data = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0, 1]))
+        (out * 2).sum().backward()
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 2], [5, 6]])
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[2, 2], [0, 0], [2, 2]])
+    with mx.util.np_shape(True):
+        assert mx.nd.contrib.boolean_mask(data, mx.nd.zeros((3,))).shape == (0, 2)
+    with pytest.raises(mx.base.MXNetError, match="boolean_mask"):
+        mx.nd.contrib.boolean_mask(data, mx.nd.ones((2,)))

@@ -2,6 +2,7 @@
 import json
 import threading
 
+import numpy as np
 import pytest
 
 import jbind as mx
@@ -75,3 +76,13 @@ def test_zero_size_and_scalar_arrays_through_operators():
         assert mx.nd.Concat(mx.nd.ones((0, 2)), mx.nd.ones((3, 2)), dim=0).shape == (3, 2)
         assert mx.nd.contrib.index_array(mx.nd.ones(())).shape == (0,)
         assert mx.nd.contrib.index_array(mx.nd.ones((0, 2))).shape == (0, 2, 2)
+
+
+def test_min_max_of_an_empty_axis_is_an_error_but_sum_is_zero():
+    # MXNet refuses max / min over a zero-size axis (no identity); sum gives 0.
+    with mx.util.np_shape(True):
+        a = mx.nd.zeros(shape=(5, 0))
+        for f in (a.min, a.max):
+            with pytest.raises(mx.base.MXNetError, match="empty axis"):
+                f()
+        np.testing.assert_array_equal(a.sum(axis=1).asnumpy(), np.zeros(5))

@@ -158,3 +158,26 @@ def test_ctc_module_training_lowers_the_loss():
         losses.append(float(mod.get_outputs()[0].asnumpy().mean()))
         mod.update()
     assert all(b < a for a, b in zip(losses, losses[1:])) and losses[-1] < 0.5 * losses[0], losses
+
+
+def test_ctc_steps_past_data_length_are_ignored_even_nan():
+    # MXNet never reads steps past a data length: NaN there changes neither loss nor gradient.
+    rng = np.random.RandomState(1)
+    data = rng.normal(size=(5, 2, 4)).astype(np.float32)
+    label = mx.nd.array([[1, 2], [3, 0]])
+    lengths = mx.nd.array([3, 3])
+    padded = data.copy()
+    padded[3:] = np.nan
+
+    def run(d):
+        x = mx.nd.array(d)
+        x.attach_grad()
+        with mx.autograd.record():
+            loss = mx.nd.CTCLoss(x, label, lengths, use_data_lengths=True)
+        loss.backward()
+        return loss.asnumpy(), x.grad.asnumpy()
+    loss, grad = run(padded)
+    ref_loss, ref_grad = run(data[:3])
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-6)
+    np.testing.assert_allclose(grad[:3], ref_grad, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(grad[3:], 0)

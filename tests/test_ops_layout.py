@@ -346,3 +346,12 @@ def test_ndarray_use():
 ])
 def test_ndarray_errors(call, needles):
     raises_naming(lambda: call(mx.nd), *needles)
+
+
+def test_depth_space_refuse_an_empty_axis():
+    # MXNet refuses data with a zero-size axis for depth_to_space / space_to_depth.
+    with mx.util.np_shape(True):
+        for f, shape in ((mx.nd.depth_to_space, (1, 4, 0, 3)), (mx.nd.space_to_depth, (1, 0, 2, 2))):
+            with pytest.raises(mx.base.ShapeError, match="zero-size axis"):
+                f(mx.nd.ones(shape), 2)
+    assert mx.nd.depth_to_space(mx.nd.ones((1, 4, 1, 1)), 2).shape == (1, 1, 2, 2)

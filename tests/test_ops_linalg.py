@@ -209,7 +209,16 @@ def test_failed_factorizations_give_nans_not_errors():
     positive definite or inverse a singular one; inside a compiled graph jbind cannot, so the
     results hold nan / inf (det of a singular matrix is 0 in both)."""
     not_pd = mx.nd.array([[1.0, 2.0], [2.0, 1.0]])
-    assert np.isnan(mx.nd.linalg.potrf(not_pd).asnumpy()).any()
+    exe = mx.sym.linalg.potrf(mx.sym.Variable("a")).bind(mx.cpu(), {"a": not_pd})
+    assert np.isnan(exe.forward()[0].asnumpy()).any()
     singular = mx.nd.array([[1.0, 2.0], [2.0, 4.0]])
     assert not np.isfinite(mx.nd.linalg.inverse(singular).asnumpy()).all()
     assert mx.nd.linalg.det(singular).asnumpy() == pytest.approx([0.0])
+
+
+def test_eager_potrf_of_a_matrix_it_cannot_factor_raises():
+    # MXNet's CPU potrf fails on a matrix that is not positive definite; eager jbind raises too.
+    with pytest.raises(mx.base.MXNetError, match="positive definite"):
+        mx.nd.linalg.potrf(mx.nd.zeros((2, 2)))
+    np.testing.assert_allclose(mx.nd.linalg.potrf(mx.nd.array([[4.0, 2.0], [2.0, 5.0]])).asnumpy(),
+                               [[2, 0], [1, 2]])

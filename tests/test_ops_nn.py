@@ -167,3 +167,38 @@ def test_make_loss_is_its_own_op_as_in_mxnet():
     np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), [2.0, 6.0])
     exe.backward(mx.nd.array([5.0, 7.0]))
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [2.0, 2.0])
+
+
+def test_softmax_float16_is_computed_in_float32():
+    # MXNet (MXNET_SAFE_ACCUMULATION) sums float16 softmax in float32: the gradient of
+    # sum(softmax(x)) is then zero to float16's resolution, not float16 rounding noise.
+    x = mx.nd.array(np.random.RandomState(0).uniform(size=(4, 500))).astype("float16")
+    x.attach_grad()
+    for op in (mx.nd.softmax, mx.nd.softmin, mx.nd.log_softmax):
+        with mx.autograd.record():
+            y = op(x, axis=-1)
+        y.backward()
+        assert y.dtype == np.float16 and x.grad.dtype == np.float16
+        if op is not mx.nd.log_softmax:
+            assert np.abs(x.grad.asnumpy()).max() < 1e-5, op
+
+
+def test_integer_argument_gradient_is_written_as_zeros():
+    # grad_req 'write' on an integer input (softmax's length) leaves zeros, as MXNet's backward.
+    sym = mx.sym.softmax(mx.sym.Variable("x"), mx.sym.Variable("l"), use_length=True, axis=1)
+    lgrad = mx.nd.array([[3, -2]], dtype="int32")
+    exe = sym.bind(mx.cpu(), args={"x": mx.nd.ones((1, 3, 2)), "l": mx.nd.array([[1, 3]], dtype="int32")},
+                   args_grad={"x": mx.nd.ones((1, 3, 2)), "l": lgrad})
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((1, 3, 2)))
+    np.testing.assert_array_equal(lgrad.asnumpy(), [[0, 0]])
+    np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), np.zeros((1, 3, 2)), atol=1e-6)
+
+
+def test_dropout_of_probability_one_is_nan_as_mxnet():
+    # MXNet 1.9.1 scales the all-zero mask by 1 / (1 - p): every output (even of a 0) is NaN.
+    x = mx.nd.array([[0.0, 1.0, 2.0]])
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=1.0)
+    assert np.isnan(y.asnumpy()).all()
+    np.testing.assert_array_equal(mx.nd.Dropout(x, p=1.0).asnumpy(), x.asnumpy())  # inference: identity

@@ -209,3 +209,12 @@ def test_backward_shape_inference_through_identity_like_rhs():
 def test_index_array_rejects_bad_axis():
     with pytest.raises(mx.base.MXNetError, match="axis 3"):
         C.index_array(V("d"), axes=(3,)).infer_shape(d=(2, 2))
+
+
+def test_one_number_for_a_tuple_parameter_is_a_one_tuple():
+    # MXNet parses a tuple parameter given one number as a 1-tuple (image.normalize's mean/std).
+    sym = mx.sym.image.normalize(data=mx.sym.Variable("data"), mean=1.0, std=2.0)
+    out = sym.eval(data=mx.nd.full((3, 2, 2), 5.0))[0]
+    np.testing.assert_allclose(out.asnumpy(), np.full((3, 2, 2), 2.0))
+    again = mx.sym.load_json(sym.tojson()).eval(data=mx.nd.full((3, 2, 2), 3.0))[0]
+    np.testing.assert_allclose(again.asnumpy(), np.full((3, 2, 2), 1.0))

@@ -407,3 +407,12 @@ def test_bad_shapes_raise_naming_the_op_and_shapes():
                   "_contrib_BilinearResize2D", "output height 0", "(2, 3, 5, 6)")
     raises_naming(lambda: C.BilinearResize2D(d, mode="to_even_down").infer_shape(data=(2, 3, 1, 6)), "height 0")
     raises_naming(lambda: pool.infer_type(data="float32", rois="float64"), "ROIPooling", "float64")
+
+
+def test_a_none_input_the_op_does_not_take_is_ignored():
+    # MXNet's generated functions skip None inputs: BilinearResize2D(data, None, mode=...) is fine.
+    s = mx.sym.contrib.BilinearResize2D(mx.sym.Variable("data"), None, scale_height=0.5, scale_width=0.5,
+                                        mode="odd_scale")
+    assert s.list_arguments() == ["data"] and s.infer_shape(data=(1, 1, 5, 5))[1] == [(1, 1, 3, 3)]
+    with pytest.raises(mx.base.MXNetError, match="positional inputs"):
+        mx.sym.contrib.BilinearResize2D(mx.sym.Variable("data"), mx.sym.Variable("x"), height=2, width=2)

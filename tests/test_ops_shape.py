@@ -435,3 +435,11 @@ def test_slice_axis_out_of_range_error():
 ])
 def test_other_shape_errors(build, shapes, needle):
     raises_naming(lambda: build().infer_shape(**shapes), "'n'", needle)
+
+
+def test_one_hot_depth_zero_is_an_empty_result():
+    # MXNet accepts depth=0 (a zero-size last axis); only a negative depth is refused.
+    out = mx.nd.one_hot(mx.nd.array(np.ones((2, 3)), dtype=np.int32), depth=0, dtype=np.int32)
+    assert out.shape == (2, 3, 0) and out.dtype == np.int32
+    with pytest.raises(mx.base.MXNetError, match="depth"):
+        mx.nd.one_hot(mx.nd.array(np.ones((2,))), depth=-1)

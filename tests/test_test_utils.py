@@ -422,3 +422,27 @@ def test_sparse_gradient_storage_requests_compare_dense_values():
     with pytest.raises(AssertionError):
         tu.check_symbolic_backward(x * 3, loc, [np.ones((2, 2), np.float32)],
                                    {"x": np.full((2, 2), 2.0, np.float32)}, grad_stypes={"x": "row_sparse"})
+
+
+def test_numeric_gradient_of_many_elements_is_batched_and_agrees_with_one_at_a_time():
+    # Past MIN_ELEMENTS the finite differences run as one vmapped forward over batches of
+    # perturbed copies; they agree with perturbing one element per forward, and a wrong
+    # backward is still caught.
+    from jbind import _test_numeric
+    x = mx.sym.Variable("x")
+    sym = mx.sym.broadcast_mul(mx.sym.tanh(x), mx.sym.sum(x * x, axis=1, keepdims=True))
+    loc = {"x": np.random.RandomState(3).uniform(-1, 1, (5, 20))}
+    proj = mx.sym.Variable("p")
+    exe = (sym * proj).bind(mx.cpu(), args={"x": mx.nd.array(loc["x"]), "p": mx.nd.ones((5, 20))})
+    exe.forward(is_train=True)
+    batched = tu.numeric_grad(exe, {"x": loc["x"].copy()}, eps=1e-3)["x"]
+    old = _test_numeric.MIN_ELEMENTS
+    _test_numeric.MIN_ELEMENTS = 10 ** 9
+    try:
+        single = tu.numeric_grad(exe, {"x": loc["x"].copy()}, eps=1e-3)["x"]
+    finally:
+        _test_numeric.MIN_ELEMENTS = old
+    np.testing.assert_allclose(batched, single, rtol=1e-2, atol=1e-2)  # float32 rounding of eps=1e-3 steps
+    tu.check_numeric_gradient(sym, loc, numeric_eps=1e-3, rtol=1e-2, atol=1e-3)
+    with pytest.raises(AssertionError):  # the gradient of a different function is refused
+        tu.check_numeric_gradient(mx.sym.BlockGrad(sym) + x * 0, loc, numeric_eps=1e-3, rtol=1e-2, atol=1e-3)

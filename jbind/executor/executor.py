@@ -50,9 +50,12 @@ class Executor:
         self._diff = plan.diff
         self._add = plan.add
         self._out_shapes = plan.out_shapes
-        self._out_dtypes = plan.out_dtypes or (np.dtype(np.float32),) * len(plan.out_shapes)
+        self._out_dtypes = tuple(np.dtype(np.float32) if t is None else t
+                                for t in plan.out_dtypes or (None,) * len(plan.out_shapes))
         self._loss_heads = plan.no_head
-        self.outputs = [NDArray(None) for _ in plan.out_shapes]
+        # As MXNet, outputs exist (zeros) from bind on, before any forward.
+        self.outputs = [NDArray(None if s is None or t is None else cached_zeros(s, t, self._device))
+                        for s, t in zip(plan.out_shapes, plan.out_dtypes or (None,) * len(plan.out_shapes))]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
@@ -75,7 +78,7 @@ class Executor:
         fn = self._fns.get(tag)
         if fn is None:
             fp, shapes, dtypes, devs = self._key_parts
-            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode == "train" else ()
+            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode in ("train", "train_infer") else ()
             key = CacheKey(fp, shapes, dtypes, req, tag, devs)
             fn = self._fns[tag] = CACHE.get(key, lambda: self._build(mode))
         return fn
@@ -102,7 +105,7 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec)
-        train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
+        train = make_train(g, self._diff, self._add, self._loss_heads, shapes, is_train=mode == "train")
         heads = tuple(jax.ShapeDtypeStruct(s, t, sharding=SingleDeviceSharding(self._device))
                       for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
@@ -156,9 +159,12 @@ class Executor:
 
         As in MXNet, backward() may follow `forward(is_train=False)` too: the gradients are
         then computed by the training function (Dropout and BatchNorm differentiate as in
-        training) and the aux states are left as they are."""
+        training) and the aux states are left as they are. Without any forward, as in
+        MXNet, the gradients are those at the arrays' current values."""
         if self._last is None:
-            raise MXNetError("backward() needs a forward() first")
+            args = tuple(h._data for h in self.arg_arrays)
+            aux = tuple(h._data for h in self.aux_arrays)
+            self._last = (args, aux, _random.base_key(), _random.next_counter(), False)
         heads = ()
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
@@ -166,8 +172,9 @@ class Executor:
                 return
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
-            outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, heads, self._old_grads())
-            if trained:
+            mode = "train" if is_train else "train_infer"  # MXNet's backward(is_train=False)
+            outs, grads, new_aux = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
+            if trained and is_train:
                 self._set_outputs(outs)
             else:
                 new_aux = aux
@@ -190,6 +197,15 @@ class Executor:
             h._data = cached_zeros(h.shape, h.dtype, self._device)
         for h, a in zip(self.aux_arrays, new_aux):
             h._data = a
+        self._zero_integer_grads()
+
+    def _zero_integer_grads(self):
+        """An integer argument (an index, a length) has no gradient: as MXNet's backward
+        does, grad_req 'write' leaves zeros in its buffer."""
+        for k, (d, req) in enumerate(zip(self._diff, self._grad_req)):
+            h = self.grad_arrays[k]
+            if not d and req == "write" and h is not None and h._data is not None:
+                h._data = cached_zeros(h._data.shape, h._data.dtype, self._device)
 
     def _head_grads(self, out_grads):
         heads = []

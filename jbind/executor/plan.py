@@ -25,9 +25,9 @@ class Plan:
     add: tuple           # per argument: grad_req 'add'
     no_head: tuple       # per output: takes no head gradient (loss head or integer output)
     np_dtypes: tuple     # numpy dtypes of `dtypes`, for fast checks at bind time
+    out_dtypes: tuple = ()  # per output: numpy dtype (None where inference could not tell)
     state_bytes: int = 0  # arguments, their gradients (grad_req not null) and aux states
     out_bytes: int = 0    # the outputs
-    out_dtypes: tuple = ()  # numpy dtypes of the outputs (head gradients take them)
     zero_write: tuple = ()  # per argument: grad_req 'write' but no gradient path (written with zeros)
 
 
@@ -70,6 +70,6 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     out = sum(math.prod(s) * np.dtype(t).itemsize for s, t in zip(out_s, out_t) if s is not None and t is not None)
     plan = Plan(tuple(zip(names, shapes)), tuple(zip(names, dtypes)), tuple(tuple(s) for s in out_s),
                 grad_req, diff, tuple(r == "add" for r in grad_req), no_head,
-                tuple(np.dtype(t) for t in dtypes), state, out,
-                tuple(np.dtype(np.float32 if t is None else t) for t in out_t), zero_write)
+                tuple(np.dtype(t) for t in dtypes),
+                tuple(None if t is None else np.dtype(t) for t in out_t), state, out, zero_write)
     return _PLANS.put(key, plan)

@@ -16,7 +16,7 @@ from . import _ufunc  # noqa: E402
 from ._dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402
 from ._ufunc import concatenate, eye, from_numpy, histogram, linspace, moveaxis, onehot_encode  # noqa: E402
 globals().update(_ufunc.FUNCTIONS)  # add, subtract, ..., maximum, power, equal, logical_and, ...
-for _name in ("isinf", "isnan", "isfinite"):  # Python functions of MXNet's mx.nd.contrib
+for _name in ("isinf", "isnan", "isfinite", "boolean_mask"):  # Python functions of MXNet's mx.nd.contrib
     setattr(contrib, _name, getattr(_ufunc, _name))  # noqa: F821 (installed above)
 
 __all__ = ["CSRNDArray", "NDArray", "RowSparseNDArray", "arange", "array", "cast_storage", "concat", "empty", "full",

@@ -150,3 +150,20 @@ def histogram(a, bins=10, range=None):  # noqa: A002 - MXNet's name
     if isinstance(bins, NDArray):
         return _ops()["_histogram"](a, bins)
     return _ops()["_histogram"](a, bin_cnt=int(bins), range=range)
+
+
+def boolean_mask(data, index, axis=0, out=None, name=None) -> NDArray:
+    """MXNet's `contrib.boolean_mask`: the slices of `data` along `axis` where `index`
+    (1-D, data's length along `axis`) is nonzero. The result's shape depends on the
+    values, so the mask is read on the host and the rows are taken with `take`, which
+    records for autograd as any op (gradient: the head gradient scattered back)."""
+    mask = np.asarray(index.asnumpy() if isinstance(index, NDArray) else index)
+    if mask.ndim != 1 or mask.shape[0] != data.shape[axis]:
+        raise MXNetError(f"boolean_mask: index of shape {mask.shape} must be 1-D with data's length "
+                         f"{data.shape[axis]} along axis {axis} (data {data.shape})")
+    rows = array(np.flatnonzero(mask), ctx=data.context, dtype=np.int32)
+    res = _ops()["take"](data, rows, axis=axis)
+    if out is not None:
+        out[:] = res
+        return out
+    return res

@@ -50,6 +50,10 @@ def invoke(op_name: str, args, kwargs):
             outs, new_aux, key = _dispatch.call(op, datas, nargs, is_train, None if datas else _dev(ctx), ctx)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
+    try:
+        op.check_eager(outs)
+    except ValueError as e:
+        raise MXNetError(f"{cls.name}: {e}") from None
     for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
         held = inputs[a]
         if isinstance(held, NDArray) and new is not None:
@@ -89,14 +93,17 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     key = (op_name, op.hash_key(), shapes, dtypes)
     if _CHECKED.get(key) is not None:
         return
+    from ..symbol.infer import DTYPE, SHAPE, infer
     from ..symbol.ops import make
     from ..symbol.symbol import Variable
     sym = make(op_name, [Variable(a) for a in slots[:nargs]], {k: v for k, v in params.items() if v is not None},
                name=op.name.lower())
     aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
     names = slots[:nargs] + aux
-    sym.infer_shape(**dict(zip(names, shapes)))
-    sym.infer_type(**dict(zip(names, dtypes)))
+    # The rules themselves, not `infer_shape`: an imperative array's 0 is a real size
+    # (one_hot with depth 0), never an unknown dimension to warn about.
+    infer(sym, SHAPE, (), dict(zip(names, shapes)))
+    infer(sym, DTYPE, (), dict(zip(names, dtypes)))
     _CHECKED.put(key, True)
 
 

@@ -108,6 +108,11 @@ class Op:
         """-> (outputs, new aux). Pure JAX."""
         raise NotImplementedError(type(self).__name__)
 
+    def check_eager(self, outs: list) -> None:
+        """Called on an eagerly run op's outputs (`mx.nd.*`): raise ValueError where MXNet's
+        kernel fails at run time (a factorization of a matrix it cannot factor). Inside a
+        compiled graph nothing is checked: by default, nothing here either."""
+
     # --- parameters ------------------------------------------------------------
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
@@ -252,7 +257,7 @@ def parse_value(t, v):
             v = literal(s) if s else ()
         if v is None:
             return ()
-        if isinstance(v, (int, np.integer)):
+        if isinstance(v, (int, float, np.integer, np.floating)):  # one number is a 1-tuple, as MXNet's
             v = (v,)
         (elt, *_) = typing.get_args(t) or (int,)
         return tuple(parse_value(elt, x) for x in v)
@@ -351,7 +356,12 @@ def register(cls=None, *, aliases: Sequence[str] = ()):
 
 def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
     """An op's inputs as MXNet takes them: positional ones fill `names` in order, keyword
-    ones go by name (Symbols when building a graph, arrays in `mx.nd`)."""
+    ones go by name (Symbols when building a graph, arrays in `mx.nd`). A None past the op's
+    inputs is an input not given, as in MXNet's generated functions (BilinearResize2D's
+    `like` when the mode takes none)."""
+    positional = list(positional)
+    while len(positional) > len(names) and positional[-1] is None:
+        positional.pop()
     if len(positional) > len(names):
         raise MXNetError(f"{op_name}: got {len(positional)} positional inputs but the op takes "
                          f"{len(names)} ({', '.join(names)})")

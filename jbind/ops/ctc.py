@@ -95,7 +95,10 @@ class CTCLoss(Op):
 
         dtype = jnp.promote_types(data.dtype, jnp.float32)
         logits = jnp.swapaxes(data, 0, 1).astype(dtype)
-        logit_pad = (jnp.arange(steps)[None, :] >= data_len[:, None]).astype(dtype)
+        past = jnp.arange(steps)[None, :] >= data_len[:, None]
+        logit_pad = past.astype(dtype)
+        # steps past a data length never count, whatever they hold (MXNet's tests put NaN there)
+        logits = jnp.where(past[..., None], 0, logits)
         blank = 0 if self.blank_label == "first" else alphabet - 1
         import optax  # here, not at import: optax's import is a quarter of jbind's
         with jax.enable_x64(dtype == jnp.float64):  # optax's one-hot has no dtype: float32 stays float32

@@ -324,7 +324,8 @@ class softmin(_SameShape):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype  # f64: f32 without x64
-        z = -x.astype(jnp.promote_types(x.dtype, out))
+        # float16 is computed in float32, as softmax (MXNET_SAFE_ACCUMULATION)
+        z = -x.astype(jnp.promote_types(jnp.promote_types(x.dtype, out), jnp.float32))
         if self.temperature is not None and self.temperature != 1.0:
             z = z / self.temperature
         return [jax.nn.softmax(z, axis=self.axis).astype(out)], aux

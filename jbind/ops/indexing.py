@@ -150,8 +150,8 @@ class one_hot(Op):
     dtype: Literal["float16", "float32", "float64", "int32", "int64", "int8", "uint8"] = "float32"
 
     def __post_init__(self):
-        if self.depth < 1:
-            raise ValueError(f"depth must be positive, got {self.depth}")
+        if self.depth < 0:  # depth 0 is allowed, as in MXNet: a zero-size result
+            raise ValueError(f"depth must not be negative, got {self.depth}")
 
     def arguments(self):
         return ("indices",)

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..base import ShapeError, fmt_shape
 from ._base import Op, frozen, register
 from .shape import _axis
 
@@ -166,6 +167,13 @@ class _Blocks(Op):
         data = ins[0]
         return [data], [None if data is None else self._out(data)], []
 
+    def _concrete(self, shape):
+        """The output shape for real data: as MXNet, no axis of the data may be empty
+        (inference cannot check it: there a 0 is an unknown size)."""
+        if 0 in shape:
+            raise ShapeError(f"{self.name}: data {fmt_shape(shape)} has a zero-size axis")
+        return self._out(shape)
+
 
 @register
 class depth_to_space(_Blocks):
@@ -182,7 +190,7 @@ class depth_to_space(_Blocks):
 
     def lower(self, ins, aux, is_train, key):
         x, b = ins[0], self.block_size
-        out = self._out(x.shape)
+        out = self._concrete(x.shape)
         n, c, h, w = x.shape
         y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
         return [y.reshape(out)], aux
@@ -203,7 +211,7 @@ class space_to_depth(_Blocks):
 
     def lower(self, ins, aux, is_train, key):
         x, b = ins[0], self.block_size
-        out = self._out(x.shape)
+        out = self._concrete(x.shape)
         n, c, h, w = x.shape
         y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
         return [y.reshape(out)], aux

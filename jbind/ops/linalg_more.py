@@ -75,26 +75,6 @@ def _read_lower(a):
     return sym + jax.lax.stop_gradient(_lower_sym(a) - sym)
 
 
-@register(aliases=("linalg_potrf",))
-class _linalg_potrf(_Square):
-    """Cholesky factor L (lower triangular, A = L L^T) of symmetric positive definite A; reads A's
-    lower triangle, and its gradient is symmetric, as MXNet's."""
-
-    def lower(self, ins, aux, is_train, key):
-        return [jax.lax.linalg.cholesky(_read_lower(ins[0]), symmetrize_input=False)], aux
-
-
-@register(aliases=("linalg_potri",))
-class _linalg_potri(_Square):
-    """(L L^T)^-1 from a Cholesky factor L (its lower triangle; the upper one is ignored)."""
-
-    def lower(self, ins, aux, is_train, key):
-        low = jnp.tril(ins[0])
-        eye = jnp.broadcast_to(jnp.eye(low.shape[-1], dtype=low.dtype), low.shape)
-        inv = jax.lax.linalg.triangular_solve(low, eye, left_side=True, lower=True)
-        return [_t(inv) @ inv], aux
-
-
 class _Flag(int):
     """The value of a parameter named `lower` (a bool: it prints, compares and hashes as one)
     that is also callable as the op's `lower` method, whose name it shares."""
@@ -130,6 +110,42 @@ class _LowerParam:
 
     def __set__(self, op, value):
         op.__dict__[self.slot] = bool(value)
+
+
+@frozen
+class _SquareFlagged(_Square):
+    """potrf's and potri's `lower` parameter: which triangle holds the factor."""
+    lower: bool = _LowerParam(True)
+    mxnet_order = ()  # MXNet 1.9.1 takes `lower` by keyword but declares no parameter here
+
+
+@register(aliases=("linalg_potrf",))
+class _linalg_potrf(_SquareFlagged):
+    """Cholesky factor of symmetric positive definite A: L lower triangular with A = L L^T,
+    reading A's lower triangle, or with lower=False U upper triangular with A = U^T U,
+    reading its upper one. The gradient is symmetric, as MXNet's."""
+
+    def _lower(self, ins, aux, is_train, key):
+        a = ins[0] if self.lower else _t(ins[0])
+        low = jax.lax.linalg.cholesky(_read_lower(a), symmetrize_input=False)
+        return [low if self.lower else _t(low)], aux
+
+    def check_eager(self, outs):
+        # LAPACK's potrf fails on a matrix that is not positive definite; XLA gives NaN
+        if not bool(jnp.isfinite(outs[0]).all()):
+            raise ValueError("the matrix is not symmetric positive definite (Cholesky factorization failed)")
+
+
+@register(aliases=("linalg_potri",))
+class _linalg_potri(_SquareFlagged):
+    """(L L^T)^-1 from a Cholesky factor L (its lower triangle; the upper one is ignored), or
+    (U^T U)^-1 from U's upper triangle with lower=False."""
+
+    def _lower(self, ins, aux, is_train, key):
+        low = jnp.tril(ins[0] if self.lower else _t(ins[0]))
+        eye = jnp.broadcast_to(jnp.eye(low.shape[-1], dtype=low.dtype), low.shape)
+        inv = jax.lax.linalg.triangular_solve(low, eye, left_side=True, lower=True)
+        return [_t(inv) @ inv], aux
 
 
 @frozen

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape, np_dtype
+from . import _rand
 from ._base import Op, frozen, register
 
 
@@ -196,12 +197,12 @@ class Dropout(Op):
         x = ins[0]
         if (not is_train and self.mode == "training") or self.p == 0:
             return [x], aux
-        if self.p >= 1:
-            return [jnp.zeros_like(x)], aux
+        if self.p >= 1:  # MXNet scales the all-zero mask by 1 / (1 - p) = inf: NaN everywhere
+            return [x * jnp.asarray(jnp.nan, x.dtype)], aux
         shape = list(x.shape)
         for a in self.axes:
             shape[a] = 1
-        keep = jax.random.bernoulli(key, jnp.float32(1.0 - self.p), tuple(shape))  # drawn in float32, as without x64
+        keep = _rand.bernoulli(key, jnp.float32(1.0 - self.p), tuple(shape))  # drawn in float32
         return [jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))], aux
 
 
@@ -255,7 +256,8 @@ class _Softmax(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         out = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype)) if self.dtype else x.dtype
-        x = x.astype(jnp.promote_types(x.dtype, out))
+        # float16 is computed in float32 (MXNet's MXNET_SAFE_ACCUMULATION), forward and gradient.
+        x = x.astype(jnp.promote_types(jnp.promote_types(x.dtype, out), jnp.float32))
         if self.temperature not in (None, 1.0):
             x = x / self.temperature
         if not self.use_length:

@@ -55,6 +55,9 @@ class _Reduce(Op):
     def lower(self, ins, aux, is_train, key):
         x = ins[0]
         ax = self._axes(x.ndim)
+        if self.name in ("max", "min") and any(x.shape[i] == 0 for i in ax):
+            raise ShapeError(f"{self.name}: cannot reduce data {fmt_shape(x.shape)} over an empty axis "
+                             f"(axis={self.axis}): {self.name} has no identity")
         # jnp widens small integers (sum of int32 is int64 under x64) and means them to floats;
         # MXNet keeps the input's dtype (an integer mean truncates)
         y = self.fn(x, axis=ax).astype(x.dtype)

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import fmt_shape, np_dtype
+from . import _rand
 from ._base import Op, fields, frozen, register
 from .elemwise import DType, _dtype_name, _merge
 from .reduce import ShapedBy
@@ -39,11 +40,11 @@ def _draw_dtype(out) -> np.dtype:
 # Each draws an array of `shape` in dtype `dt` (float32 or float64) from parameters of that
 # dtype that broadcast to it.
 def _uniform(key, shape, dt, low, high):
-    return low + (high - low) * jax.random.uniform(key, shape, dt)
+    return low + (high - low) * _rand.uniform(key, shape, dtype=dt)
 
 
 def _normal(key, shape, dt, loc, scale):
-    return loc + scale * jax.random.normal(key, shape, dt)
+    return loc + scale * _rand.normal(key, shape, dtype=dt)
 
 
 def _gamma(key, shape, dt, alpha, beta):
@@ -61,22 +62,22 @@ def _gamma(key, shape, dt, alpha, beta):
     def propose(state):
         key, out, done = state
         key, kx, ku = jax.random.split(key, 3)
-        x = jax.random.normal(kx, shape, dt)
+        x = _rand.normal(kx, shape, dtype=dt)
         v = (1.0 + c * x) ** 3
-        log_u = jnp.log(jax.random.uniform(ku, shape, dt, minval=jnp.finfo(dt).tiny))
+        log_u = jnp.log(_rand.uniform(ku, shape, dtype=dt, minval=jnp.finfo(dt).tiny))
         ok = (v > 0) & (log_u < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(v > 0, v, 1.0)))
         take = ok & ~done
         return key, jnp.where(take, d * v, out), done | ok
 
     _, out, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]), propose,
                                    (key, jnp.zeros(shape, dt), jnp.zeros(shape, bool)))
-    u = jax.random.uniform(kb, shape, dt)
+    u = _rand.uniform(kb, shape, dtype=dt)
     scale = jnp.where(boost, u ** (1.0 / jnp.where(boost, alpha, 1.0)), 1.0)
     return out * scale * beta
 
 
 def _exponential(key, shape, dt, lam):
-    return jax.random.exponential(key, shape, dt) / lam
+    return _rand.exponential(key, shape, dtype=dt) / lam
 
 
 def _poisson(key, shape, dt, lam):
@@ -282,7 +283,7 @@ class _random_randint(_Random):
 
     def _draw(self, key, shape, dtype):
         info = jnp.iinfo(dtype)  # int64 is int32 without x64: bounds beyond it are clipped
-        return jax.random.randint(key, shape, max(self.low, info.min), min(self.high, info.max), dtype=dtype)
+        return _rand.randint(key, shape, max(self.low, info.min), min(self.high, info.max), dtype)
 
 
 # --- the input's shape: _random_*_like ---------------------------------------------------------

@@ -116,14 +116,15 @@ def make_forward(g: Graph, shapes=None, probed=False):
     return forward
 
 
-def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shapes=None):
+def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shapes=None, is_train=True):
     """forward + backward in one function.
 
     train(args, aux, key, head_grads, old_grads) -> (outputs, grads, new_aux)
     `head_grads` holds cotangents for the outputs not marked in `no_head` (loss heads ignore
     theirs; integer outputs have none).
     `grads` has one entry per differentiated argument; with grad_req 'add' the old
-    gradient is added inside the function.
+    gradient is added inside the function. `is_train=False` differentiates the inference
+    forward (MXNet's `backward(is_train=False)`: Dropout is the identity).
     """
     forward = make_forward(g, shapes)
     diff_pos = tuple(k for k, m in enumerate(diff_mask) if m)
@@ -133,7 +134,7 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shap
             full = list(args)
             for k, v in zip(diff_pos, diff):
                 full[k] = v
-            outs, new_aux = forward(tuple(full), aux, key, True)
+            outs, new_aux = forward(tuple(full), aux, key, is_train)
             return outs, new_aux
 
         diff = tuple(args[k] for k in diff_pos)

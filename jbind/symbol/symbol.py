@@ -290,9 +290,11 @@ class Symbol:
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
         from ..executor import simple_bind
+        # As MXNet, only tuple (or list) keywords are shapes; others (`force_rebind=True`) are ignored.
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
         return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, group2ctx=group2ctx,
                            shared_arg_names=shared_arg_names, shared_exec=shared_exec,
-                           shared_buffer=shared_buffer, shapes=kwargs)
+                           shared_buffer=shared_buffer, shapes=shapes)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
              shared_exec=None):

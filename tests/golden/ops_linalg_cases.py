@@ -29,6 +29,10 @@ def op_cases(mx):
     add("potrf_reads_lower", L.potrf(spd + L.maketrian(b, offset=1, name="up"), name="potrf"),
         {"a": (3, 3), "d": (3,), "b": (3,)}, inputs=dg)
     add("potri", L.potri(tri, name="potri"), {"a": (3, 3), "d": (3,)}, inputs=dg)
+    # lower=False: U upper triangular with A = U^T U, reading A's upper triangle; potri from U
+    add("potrf_upper", L.potrf(spd + L.maketrian(b, offset=-1, name="lo"), lower=False, name="potrf"),
+        {"a": (2, 3, 3), "d": (2, 3), "b": (2, 3)}, inputs=dg)
+    add("potri_upper", L.potri(tri, lower=False, name="potri"), {"a": (3, 3), "d": (3,)}, inputs=dg)
     add("potri_of_potrf_batch", L.potri(L.potrf(spd, name="potrf"), name="potri"), {"a": (2, 3, 3), "d": (2, 3)},
         inputs=dg)
     add("trmm", L.trmm(a, b, name="trmm"), {"a": (3, 3), "b": (3, 4)})
