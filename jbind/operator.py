@@ -18,7 +18,7 @@ import threading
 
 from .base import MXNetError
 
-__all__ = ["CustomOp", "CustomOpProp", "register"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "PythonOp", "NumpyOp", "NDArrayOp"]
 
 _log = logging.getLogger(__name__)
 
@@ -159,3 +159,5 @@ def registration(op_type: str) -> tuple[type, int]:
 
 
 register("custom_op")(CustomOpProp)  # as MXNet: a do-nothing op under this name
+
+from ._python_op import NDArrayOp, NumpyOp, PythonOp  # noqa: E402  (they build on the classes above)
