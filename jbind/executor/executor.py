@@ -9,6 +9,7 @@ call). When every output is a loss head, `forward(is_train=True)` runs it at onc
 from __future__ import annotations
 
 import jax
+import jax.extend.core as jcore
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
@@ -90,8 +91,14 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec).compile()
-        train = make_train(g, self._diff, self._add, self._loss_heads, shapes)
-        heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=SingleDeviceSharding(self._device))
+        fn, specs = self._train_fn(shapes)
+        return jax.jit(store.named(fn, "jbind_train")).lower(*specs).compile()
+
+    def _train_fn(self, shapes):
+        """The training function (forward + backward) and the specs of its arguments."""
+        train = make_train(self._g, self._diff, self._add, self._loss_heads, shapes)
+        sharding = SingleDeviceSharding(self._device)
+        heads = tuple(jax.ShapeDtypeStruct(s, np.float32, sharding=sharding)
                       for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
                     if self._diff[k] and self._add[k])
@@ -99,7 +106,20 @@ class Executor:
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
             return train(args, aux, k, head_grads, old_grads)
-        return jax.jit(store.named(jbind_train, "jbind_train")).lower(args, aux, kspec, cspec, heads, old).compile()
+        specs = (tuple(self._spec(h) for h in self.arg_arrays), tuple(self._spec(h) for h in self.aux_arrays),
+                 jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding),
+                 jax.ShapeDtypeStruct((), np.uint32, sharding=sharding), heads, old)
+        return jbind_train, specs
+
+    def _ignored_heads(self) -> frozenset:
+        """Outputs whose head gradient the backward never reads (a comparison's output, one
+        behind BlockGrad): as in MXNet, backward() needs no head gradient for them. Found
+        by tracing the training function once, only when a head gradient is missing."""
+        got = self.__dict__.get("_ignored")
+        if got is None:
+            shapes = entry_values(self._symbol, SHAPE, dict(self._key_parts[1][:len(self._g.arg_names)]))
+            got = self._ignored = frozenset(ignored_heads(*self._train_fn(shapes), self._loss_heads))
+        return got
 
     # --- running ------------------------------------------------------------------------
     def _set_outputs(self, outs):
@@ -172,7 +192,10 @@ class Executor:
         heads = []
         names = self._symbol.list_outputs()
         shapes = [s for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss]
-        for (i, gr), shape in zip(head_gradients(out_grads, self._loss_heads, names), shapes):
+        for (i, gr), shape in zip(head_gradients(out_grads, self._loss_heads, names, self._ignored_heads), shapes):
+            if gr is None:  # a head gradient the backward does not read
+                heads.append(jax.device_put(np.zeros(shape, np.float32), self._device))
+                continue
             gr = gr._data if isinstance(gr, NDArray) else jnp.asarray(gr)
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
@@ -251,9 +274,10 @@ class Executor:
         return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
 
 
-def head_gradients(out_grads, no_head, names) -> list:
+def head_gradients(out_grads, no_head, names, ignored=None) -> list:
     """(output index, given array) for each output that takes a head gradient (not a loss
-    head), as backward(out_grads) indexes them: one entry per output."""
+    head), as backward(out_grads) indexes them: one entry per output. `ignored()`: the
+    outputs whose head gradient the backward never reads; a missing one is given as None."""
     if out_grads is None:
         out_grads = []
     elif isinstance(out_grads, (NDArray, np.ndarray, jax.Array)):
@@ -264,7 +288,24 @@ def head_gradients(out_grads, no_head, names) -> list:
         if is_loss:
             continue
         if i >= len(out_grads) or out_grads[i] is None:
+            if ignored is not None and i in ignored():
+                picked.append((i, None))
+                continue
             raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
                              "required: pass out_grads (one array per output)")
         picked.append((i, out_grads[i]))
     return picked
+
+
+def ignored_heads(fn, specs, no_head) -> list:
+    """Indices of the outputs (of those taking a head gradient) whose head gradient `fn`,
+    a training function taking (args, aux, key, counter, head_grads, old_grads), never reads."""
+    closed = jax.make_jaxpr(fn)(*specs)
+    used = set()
+    for eqn in closed.jaxpr.eqns:
+        used.update(id(v) for v in eqn.invars if isinstance(v, jcore.Var))
+    used.update(id(v) for v in closed.jaxpr.outvars if isinstance(v, jcore.Var))
+    start = sum(len(jax.tree_util.tree_leaves(s)) for s in specs[:4])
+    head_vars = closed.jaxpr.invars[start:start + len(specs[4])]
+    outputs = [i for i, is_loss in enumerate(no_head) if not is_loss]
+    return [i for i, v in zip(outputs, head_vars) if id(v) not in used]
