@@ -295,3 +295,23 @@ def test_backward_without_head_gradient_when_backward_ignores_it(make):
     exe.backward()
     for g in exe.grad_arrays:
         assert np.array_equal(g.asnumpy(), np.zeros((2, 3)))
+
+
+def test_training_forward_then_backward_compiles_one_program():
+    # forward(is_train=True) on outputs that take head gradients runs the training
+    # function with zero heads, which backward then reuses: one compile, not two
+    sym = mx.sym.Concat(mx.sym.Variable("a"), mx.sym.Variable("b"), dim=1) * 3
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((2, 2))
+    exe = sym.simple_bind(mx.cpu(), a=(2, 3), b=(2, 2))
+    with mx.compile.count_compiles() as n:
+        out = exe.forward(is_train=True, a=a, b=b)[0].asnumpy()
+        exe.backward([mx.nd.ones((2, 5)) * 2])
+    assert n() == 1
+    np.testing.assert_allclose(out, np.concatenate([a, b], 1) * 3)
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 6.0))
+    # training forwards without a backward: after two, the forward-only program is compiled
+    with mx.compile.count_compiles() as n:
+        for _ in range(4):
+            np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), out)
+    assert n() == 1
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 6.0))

@@ -54,6 +54,7 @@ class Executor:
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
         self._outputs_ready = False
+        self._unused_train_fwds = 0  # training forwards run by the training function, no backward since
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -63,15 +64,32 @@ class Executor:
         return got
 
     # --- compiled functions -----------------------------------------------------------
-    def _compiled(self, mode: str):
+    def _key(self, mode: str) -> CacheKey:
         tag = mode + cache_suffix()  # the loop-lowering switch picks another executable
+        fp, shapes, dtypes, devs = self._key_parts
+        req = tuple(zip(self._g.arg_names, self._grad_req)) if mode == "train" else ()
+        return CacheKey(fp, shapes, dtypes, req, tag, devs)
+
+    def _compiled(self, mode: str):
+        tag = mode + cache_suffix()
         fn = self._fns.get(tag)
         if fn is None:
-            fp, shapes, dtypes, devs = self._key_parts
-            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode == "train" else ()
-            key = CacheKey(fp, shapes, dtypes, req, tag, devs)
-            fn = self._fns[tag] = CACHE.get(key, lambda: self._build(mode))
+            fn = self._fns[tag] = CACHE.get(self._key(mode), lambda: self._build(mode))
         return fn
+
+    def _forward_by_train(self) -> bool:
+        """Whether a training forward whose outputs take head gradients runs the training
+        function (with zero head gradients) instead of a forward-only one: a backward
+        usually follows and then reuses that executable, so an executor used once compiles
+        one program, not two. Not once the forward-only one is compiled, nor after two
+        training forwards in a row without a backward, nor where running the backward has
+        visible effects (Python operators)."""
+        if self._unused_train_fwds >= 2 or ("train_fwd" + cache_suffix()) in self._fns:
+            return False
+        host = self.__dict__.get("_host")
+        if host is None:
+            host = self._host = any(n.op is not None and n.op.host_code for n in self._g.nodes)
+        return not host and not CACHE.has(self._key("train_fwd"))
 
     def _spec(self, h):
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
@@ -147,6 +165,12 @@ class Executor:
             outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
             self._pending = (grads, new_aux)
             self._last = (args, aux, key, counter, True)
+        elif any(self._diff) and self._forward_by_train():
+            zeros = tuple(jnp.zeros(s, np.float32, device=self._device)
+                          for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
+            outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+            self._unused_train_fwds += 1
+            self._last = (args, aux, key, counter, True)
         else:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
             self._last = (args, aux, key, counter, True)
@@ -164,6 +188,7 @@ class Executor:
         training) and the aux states are left as they are."""
         if self._last is None:
             raise MXNetError("backward() needs a forward() first")
+        self._unused_train_fwds = 0
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
                 return

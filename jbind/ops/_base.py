@@ -52,6 +52,9 @@ class Op:
     # `mx.nd` runs each call as one compiled program; False where the lowering reads its
     # inputs' values on the host or keeps Python state per call: those run op by op.
     imperative_jit: ClassVar[bool] = True
+    # Its lowering calls Python code (Custom): running its backward has visible effects, so
+    # executors run the backward only when asked.
+    host_code: ClassVar[bool] = False
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
