@@ -351,7 +351,12 @@ def register(cls=None, *, aliases: Sequence[str] = ()):
 
 def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
     """An op's inputs as MXNet takes them: positional ones fill `names` in order, keyword
-    ones go by name (Symbols when building a graph, arrays in `mx.nd`)."""
+    ones go by name (Symbols when building a graph, arrays in `mx.nd`). Trailing None
+    positional inputs the op does not take (a bias None with `no_bias=True`) are not given,
+    as in MXNet, whose generated functions name every input."""
+    positional = list(positional)
+    while len(positional) > len(names) and positional[-1] is None:
+        positional.pop()
     if len(positional) > len(names):
         raise MXNetError(f"{op_name}: got {len(positional)} positional inputs but the op takes "
                          f"{len(names)} ({', '.join(names)})")
