@@ -166,7 +166,7 @@ class Executor:
             self._pending = (grads, new_aux)
             self._last = (args, aux, key, counter, True)
         elif any(self._diff) and self._forward_by_train():
-            zeros = tuple(jnp.zeros(s, np.float32, device=self._device)
+            zeros = tuple(jax.device_put(np.zeros(s, np.float32), self._device)
                           for s, is_loss in zip(self._out_shapes, self._loss_heads) if not is_loss)
             outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
             self._unused_train_fwds += 1

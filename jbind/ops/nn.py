@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import ShapeError, fmt_shape, np_dtype
+from ._rng import flat
 from ._base import Op, frozen, register
 
 
@@ -201,7 +202,7 @@ class Dropout(Op):
         shape = list(x.shape)
         for a in self.axes:
             shape[a] = 1
-        keep = jax.random.bernoulli(key, 1.0 - self.p, tuple(shape))
+        keep = flat(jax.random.bernoulli, key, tuple(shape), 1.0 - self.p)
         return [jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))], aux
 
 

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._rng import flat
 from ._base import Op, register
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
@@ -162,7 +163,7 @@ class RNN(Op):
             for f, c in zip(finals, carry):
                 f.append(c)
             if is_train and self.p > 0 and layer < self.num_layers - 1:
-                keep = jax.random.bernoulli(jax.random.fold_in(key, layer), 1.0 - self.p, x.shape)
+                keep = flat(jax.random.bernoulli, jax.random.fold_in(key, layer), x.shape, 1.0 - self.p)
                 x = jnp.where(keep, x / (1.0 - self.p), jnp.zeros((), x.dtype))
         if not self.state_outputs:
             return [x], aux

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import fmt_shape, np_dtype
+from ._rng import flat
 from ._base import Op, fields, frozen, register
 from .elemwise import DType, _dtype_name, _merge
 from .reduce import ShapedBy
@@ -33,11 +34,11 @@ def _out_dtype(name):
 # --- the distributions, shared by _random_* and _sample_* ------------------------------------
 # Each draws an array of `shape` from parameters that broadcast to it, in float32.
 def _uniform(key, shape, low, high):
-    return low + (high - low) * jax.random.uniform(key, shape)
+    return low + (high - low) * flat(jax.random.uniform, key, shape)
 
 
 def _normal(key, shape, loc, scale):
-    return loc + scale * jax.random.normal(key, shape)
+    return loc + scale * flat(jax.random.normal, key, shape)
 
 
 def _gamma(key, shape, alpha, beta):
@@ -55,22 +56,22 @@ def _gamma(key, shape, alpha, beta):
     def propose(state):
         key, out, done = state
         key, kx, ku = jax.random.split(key, 3)
-        x = jax.random.normal(kx, shape)
+        x = flat(jax.random.normal, kx, shape)
         v = (1.0 + c * x) ** 3
-        log_u = jnp.log(jax.random.uniform(ku, shape, minval=jnp.finfo(jnp.float32).tiny))
+        log_u = jnp.log(flat(jax.random.uniform, ku, shape, minval=jnp.finfo(jnp.float32).tiny))
         ok = (v > 0) & (log_u < 0.5 * x * x + d - d * v + d * jnp.log(jnp.where(v > 0, v, 1.0)))
         take = ok & ~done
         return key, jnp.where(take, d * v, out), done | ok
 
     _, out, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]), propose,
                                    (key, jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool)))
-    u = jax.random.uniform(kb, shape)
+    u = flat(jax.random.uniform, kb, shape)
     scale = jnp.where(boost, u ** (1.0 / jnp.where(boost, alpha, 1.0)), 1.0)
     return out * scale * beta
 
 
 def _exponential(key, shape, lam):
-    return jax.random.exponential(key, shape) / lam
+    return flat(jax.random.exponential, key, shape) / lam
 
 
 def _poisson(key, shape, lam):
@@ -275,7 +276,8 @@ class _random_randint(_Random):
 
     def _draw(self, key, shape, dtype):
         info = jnp.iinfo(dtype)  # int64 is int32 without x64: bounds beyond it are clipped
-        return jax.random.randint(key, shape, max(self.low, info.min), min(self.high, info.max), dtype=dtype)
+        return flat(jax.random.randint, key, shape, minval=max(self.low, info.min), maxval=min(self.high, info.max),
+                    dtype=dtype)
 
 
 # --- the input's shape: _random_*_like ---------------------------------------------------------
