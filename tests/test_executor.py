@@ -315,3 +315,11 @@ def test_training_forward_then_backward_compiles_one_program():
             np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), out)
     assert n() == 1
     np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 6.0))
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    # as MXNet 1.9.1: simple_bind(..., axis=-1, mode='clip') binds as if they were not given
+    exe = (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2, 3), axis=-1, mode="clip")
+    assert exe.arg_dict["x"].shape == (2, 3)
+    with pytest.raises(mx.base.MXNetError, match="'y' is not an input"):
+        (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2, 3), y=(1,))

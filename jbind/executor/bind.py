@@ -97,7 +97,9 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     ctx = _ctx(ctx)
     check_group2ctx(group2ctx, ctx)
     g = graph_of(sym)
-    plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
+    # as MXNet, keywords that are no input's shape (simple_bind(..., axis=-1)) are ignored
+    shapes = {k: v for k, v in (shapes or {}).items() if k in g.input_names or isinstance(v, (tuple, list))}
+    plan = _simple_plan(sym, shapes, type_dict, grad_req)
     dev = ctx.jax_device
     n = len(g.arg_names)
     shared_names = set(shared_arg_names or ())
