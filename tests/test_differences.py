@@ -56,15 +56,20 @@ def test_training_forward_computes_gradients_with_the_outputs():
     assert np.abs(exe.grad_dict["fc_bias"].asnumpy()).sum() > 0
 
 
-def test_monitor_callback_is_refused():
-    """set_monitor_callback raises: the whole graph is one compiled function."""
-    exe = mx.sym.Activation(mx.sym.Variable("x"), act_type="relu").simple_bind(mx.cpu(), x=(2,))
-    try:
-        exe.set_monitor_callback(lambda *a: None)
-    except mx.base.MXNetError as e:
-        assert "get_internals" in str(e)
-    else:
-        raise AssertionError("expected MXNetError")
+def test_monitor_callback_sees_forward_values_only():
+    """set_monitor_callback reports each op's inputs and outputs at forward, as NDArrays; no backward callbacks."""
+    x = mx.sym.Variable("x")
+    exe = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=2, name="fc"), act_type="relu",
+                            name="act").simple_bind(mx.cpu(), x=(1, 3))
+    exe.arg_dict["x"][:] = 1
+    exe.arg_dict["fc_weight"][:] = np.array([[1.0, 1, 1], [-1, -1, -1]])
+    seen = {}
+    exe.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr.asnumpy()), monitor_all=True)
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((1, 2))])
+    assert list(seen) == ["fc_data", "fc_weight", "fc_bias", "fc_output", "act_data", "act_output"]
+    np.testing.assert_array_equal(seen["fc_output"], [[3.0, -3.0]])
+    np.testing.assert_array_equal(seen["act_output"], [[3.0, 0.0]])
 
 
 def test_fix_gamma_leaves_the_gamma_argument_alone():

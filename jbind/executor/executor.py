@@ -21,6 +21,7 @@ from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
+from ._monitor import Monitor
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
@@ -54,6 +55,7 @@ class Executor:
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
         self._outputs_ready = False
+        self._monitor = None
         self._unused_train_fwds = 0  # training forwards run by the training function, no backward since
 
     def _draws_at_inference(self) -> bool:
@@ -175,6 +177,8 @@ class Executor:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
             self._last = (args, aux, key, counter, True)
         self._set_outputs(outs)
+        if self._monitor is not None:
+            self._monitor.run(self, is_train)
         return self.outputs
 
     def _old_grads(self):
@@ -292,8 +296,9 @@ class Executor:
         self.aux_dict = dict(zip(self._g.aux_names, self.aux_arrays))
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        raise MXNetError("set_monitor_callback is not supported: jbind compiles the whole graph into one "
-                         "function; use symbol.get_internals() to read intermediate outputs")
+        """Call `callback(name, NDArray)` on each op's outputs (and, with `monitor_all`, its
+        inputs first) at every forward; see `_monitor.py` for how and what differs."""
+        self._monitor = Monitor(callback, monitor_all)
 
     def debug_str(self) -> str:
         return f"Executor({self._symbol!r} on {self._ctx}, key {self._symbol.fingerprint[:12]})"
