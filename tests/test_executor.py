@@ -323,3 +323,13 @@ def test_simple_bind_ignores_keywords_that_are_not_shapes():
     assert exe.arg_dict["x"].shape == (2, 3)
     with pytest.raises(mx.base.MXNetError, match="'y' is not an input"):
         (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2, 3), y=(1,))
+
+
+def test_bind_args_dict_entry_none_for_a_non_input_is_ignored():
+    # as MXNet 1.9.1: {'b': None} for a convolution without bias is not an unknown input
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    conv = mx.sym.Convolution(x, w, num_filter=1, kernel=(3,), no_bias=True)
+    exe = conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": None})
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), np.full((1, 1, 3), 3.0))
+    with pytest.raises(mx.base.MXNetError, match="unknown inputs"):
+        conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": mx.nd.ones(1)})

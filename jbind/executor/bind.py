@@ -147,7 +147,7 @@ def _as_list(what, given, names, allow_missing):
     if given is None:
         return [None] * len(names)
     if isinstance(given, dict):
-        unknown = set(given) - set(names)
+        unknown = {k for k in set(given) - set(names) if given[k] is not None}  # None: not given, as MXNet
         if unknown and what == "args":
             raise MXNetError(f"bind: {what} names unknown inputs {sorted(unknown)}; expected {list(names)}")
         out = [given.get(n) for n in names]
