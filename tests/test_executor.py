@@ -329,7 +329,12 @@ def test_bind_args_dict_entry_none_for_a_non_input_is_ignored():
     # as MXNet 1.9.1: {'b': None} for a convolution without bias is not an unknown input
     x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
     conv = mx.sym.Convolution(x, w, num_filter=1, kernel=(3,), no_bias=True)
-    exe = conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": None})
-    np.testing.assert_allclose(exe.forward()[0].asnumpy(), np.full((1, 1, 3), 3.0))
+    exe = conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": None},
+                    args_grad={"x": mx.nd.zeros((1, 1, 5)), "w": mx.nd.zeros((1, 1, 3)), "b": None},
+                    grad_req={"x": "null", "w": "write", "b": "write"})  # 'b' in grad_req: ignored too
+    np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), np.full((1, 1, 3), 3.0))
+    exe.backward([mx.nd.ones((1, 1, 3))])
+    np.testing.assert_allclose(exe.grad_dict["w"].asnumpy(), np.full((1, 1, 3), 3.0))
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.zeros((1, 1, 5)))  # null: untouched
     with pytest.raises(mx.base.MXNetError, match="unknown inputs"):
         conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": mx.nd.ones(1)})

@@ -31,9 +31,7 @@ def normalize_grad_req(grad_req, arg_names) -> tuple:
             raise MXNetError(f"grad_req has {len(grad_req)} entries for {len(arg_names)} arguments")
         reqs = list(grad_req)
     elif isinstance(grad_req, dict):
-        unknown = set(grad_req) - set(arg_names)
-        if unknown:
-            raise MXNetError(f"grad_req names unknown arguments {sorted(unknown)}; arguments are {list(arg_names)}")
+        # as MXNet, names that are no argument are ignored (grad_req={'b': ...} without a bias)
         reqs = [grad_req.get(n, "null") for n in arg_names]
     else:
         raise MXNetError(f"grad_req must be a string, list or dict, not {type(grad_req).__name__}")
