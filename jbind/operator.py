@@ -20,7 +20,7 @@ from ._op_info import OperatorArguments, get_all_registered_operators, get_opera
 from .base import MXNetError
 
 __all__ = ["CustomOp", "CustomOpProp", "OperatorArguments", "get_all_registered_operators",
-           "get_operator_arguments", "register"]
+           "get_operator_arguments", "register", "PythonOp", "NumpyOp", "NDArrayOp"]
 
 _log = logging.getLogger(__name__)
 
@@ -161,3 +161,5 @@ def registration(op_type: str) -> tuple[type, int]:
 
 
 register("custom_op")(CustomOpProp)  # as MXNet: a do-nothing op under this name
+
+from ._python_op import NDArrayOp, NumpyOp, PythonOp  # noqa: E402  (they build on the classes above)

@@ -318,3 +318,59 @@ def test_simple_bind_ignores_keywords_that_are_not_shapes():
     exe = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc").simple_bind(
         mx.cpu(), data=(3, 4), force_rebind=True)
     assert exe.arg_dict["data"].shape == (3, 4) and exe.outputs[0].shape == (3, 2)
+
+@pytest.mark.parametrize("make", [lambda x, y: x == y, lambda x, y: mx.sym.broadcast_greater(x, y),
+                                  lambda x, y: mx.sym.BlockGrad(x * y), lambda x, y: mx.sym.round(x) + (y > 1)])
+def test_backward_without_head_gradient_when_backward_ignores_it(make):
+    # as MXNet 1.9.1: an output whose gradient is zero (comparison, BlockGrad, round) needs
+    # no head gradient; the argument gradients come out zero
+    exe = make(mx.sym.Variable("x"), mx.sym.Variable("y")).simple_bind(mx.cpu(), x=(2, 3), y=(2, 3))
+    for g in exe.grad_arrays:
+        g[:] = 5
+    exe.forward(is_train=True, x=np.ones((2, 3)), y=np.zeros((2, 3)))
+    exe.backward()
+    for g in exe.grad_arrays:
+        assert np.array_equal(g.asnumpy(), np.zeros((2, 3)))
+
+
+def test_training_forward_then_backward_compiles_one_program():
+    # forward(is_train=True) on outputs that take head gradients runs the training
+    # function with zero heads, which backward then reuses: one compile, not two
+    sym = mx.sym.Concat(mx.sym.Variable("a"), mx.sym.Variable("b"), dim=1) * 3
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((2, 2))
+    exe = sym.simple_bind(mx.cpu(), a=(2, 3), b=(2, 2))
+    with mx.compile.count_compiles() as n:
+        out = exe.forward(is_train=True, a=a, b=b)[0].asnumpy()
+        exe.backward([mx.nd.ones((2, 5)) * 2])
+    assert n() == 1
+    np.testing.assert_allclose(out, np.concatenate([a, b], 1) * 3)
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 6.0))
+    # training forwards without a backward: after two, the forward-only program is compiled
+    with mx.compile.count_compiles() as n:
+        for _ in range(4):
+            np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), out)
+    assert n() == 1
+    np.testing.assert_allclose(exe.grad_dict["a"].asnumpy(), np.full((2, 3), 6.0))
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    # as MXNet 1.9.1: simple_bind(..., axis=-1, mode='clip') binds as if they were not given
+    exe = (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2, 3), axis=-1, mode="clip")
+    assert exe.arg_dict["x"].shape == (2, 3)
+    with pytest.raises(mx.base.MXNetError, match="'y' is not an input"):
+        (mx.sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2, 3), y=(1,))
+
+
+def test_bind_args_dict_entry_none_for_a_non_input_is_ignored():
+    # as MXNet 1.9.1: {'b': None} for a convolution without bias is not an unknown input
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    conv = mx.sym.Convolution(x, w, num_filter=1, kernel=(3,), no_bias=True)
+    exe = conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": None},
+                    args_grad={"x": mx.nd.zeros((1, 1, 5)), "w": mx.nd.zeros((1, 1, 3)), "b": None},
+                    grad_req={"x": "null", "w": "write", "b": "write"})  # 'b' in grad_req: ignored too
+    np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), np.full((1, 1, 3), 3.0))
+    exe.backward([mx.nd.ones((1, 1, 3))])
+    np.testing.assert_allclose(exe.grad_dict["w"].asnumpy(), np.full((1, 1, 3), 3.0))
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.zeros((1, 1, 5)))  # null: untouched
+    with pytest.raises(mx.base.MXNetError, match="unknown inputs"):
+        conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 1, 5)), "w": mx.nd.ones((1, 1, 3)), "b": mx.nd.ones(1)})

@@ -299,3 +299,14 @@ def test_bad_parameters_are_refused(build, match):
 def test_shape_errors_name_the_op(build, shape, match):
     with pytest.raises(mx.MXNetError, match=match):
         build().infer_shape(x=shape)
+
+
+def test_positional_bias_none_with_no_bias():
+    # MXNet's Convolution(data, weight, bias=None, no_bias=True): the None bias is not an input
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    conv = mx.sym.Convolution(x, w, None, num_filter=2, kernel=(1, 1), no_bias=True)
+    assert conv.list_arguments() == ["x", "w"]
+    exe = conv.bind(mx.cpu(), {"x": mx.nd.ones((1, 3, 2, 2)), "w": mx.nd.ones((2, 3, 1, 1))})
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), np.full((1, 2, 2, 2), 3.0))
+    with pytest.raises(mx.base.MXNetError, match="3 positional inputs"):
+        mx.sym.Convolution(x, w, x, num_filter=2, kernel=(1, 1), no_bias=True)

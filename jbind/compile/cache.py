@@ -86,6 +86,11 @@ class CompileCache:
         with self._lock:
             self._pinned.clear()
 
+    def has(self, key: CacheKey) -> bool:
+        """Whether `key` is compiled (neither a hit nor a miss)."""
+        with self._lock:
+            return key in self._entries
+
     def get(self, key: CacheKey, build: Callable[[], object]):
         """Return the entry for `key`, calling `build()` once if it is missing."""
         pin = getattr(self._local, "pin", False)

@@ -31,9 +31,7 @@ def normalize_grad_req(grad_req, arg_names) -> tuple:
             raise MXNetError(f"grad_req has {len(grad_req)} entries for {len(arg_names)} arguments")
         reqs = list(grad_req)
     elif isinstance(grad_req, dict):
-        unknown = set(grad_req) - set(arg_names)
-        if unknown:
-            raise MXNetError(f"grad_req names unknown arguments {sorted(unknown)}; arguments are {list(arg_names)}")
+        # as MXNet, names that are no argument are ignored (grad_req={'b': ...} without a bias)
         reqs = [grad_req.get(n, "null") for n in arg_names]
     else:
         raise MXNetError(f"grad_req must be a string, list or dict, not {type(grad_req).__name__}")
@@ -97,7 +95,9 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
     ctx = _ctx(ctx)
     check_group2ctx(group2ctx, ctx)
     g = graph_of(sym)
-    plan = _simple_plan(sym, dict(shapes or {}), type_dict, grad_req)
+    # as MXNet, keywords that are no input's shape (simple_bind(..., axis=-1)) are ignored
+    shapes = {k: v for k, v in (shapes or {}).items() if k in g.input_names or isinstance(v, (tuple, list))}
+    plan = _simple_plan(sym, shapes, type_dict, grad_req)
     dev = ctx.jax_device
     n = len(g.arg_names)
     shared_names = set(shared_arg_names or ())
@@ -145,7 +145,7 @@ def _as_list(what, given, names, allow_missing):
     if given is None:
         return [None] * len(names)
     if isinstance(given, dict):
-        unknown = set(given) - set(names)
+        unknown = {k for k in set(given) - set(names) if given[k] is not None}  # None: not given, as MXNet
         if unknown and what == "args":
             raise MXNetError(f"bind: {what} names unknown inputs {sorted(unknown)}; expected {list(names)}")
         out = [given.get(n) for n in names]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import jax
+import jax.extend.core as jcore
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
@@ -64,6 +65,7 @@ class Executor:
         self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
         self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
         self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
+        self._unused_train_fwds = 0  # training forwards run by the training function, no backward since
 
     def _draws_at_inference(self) -> bool:
         got = self.__dict__.get("_infer_draws")
@@ -73,15 +75,32 @@ class Executor:
         return got
 
     # --- compiled functions -----------------------------------------------------------
-    def _compiled(self, mode: str):
+    def _key(self, mode: str) -> CacheKey:
         tag = mode + cache_suffix()  # the loop-lowering switch picks another executable
+        fp, shapes, dtypes, devs = self._key_parts
+        req = tuple(zip(self._g.arg_names, self._grad_req)) if mode in ("train", "train_infer") else ()
+        return CacheKey(fp, shapes, dtypes, req, tag, devs)
+
+    def _compiled(self, mode: str):
+        tag = mode + cache_suffix()
         fn = self._fns.get(tag)
         if fn is None:
-            fp, shapes, dtypes, devs = self._key_parts
-            req = tuple(zip(self._g.arg_names, self._grad_req)) if mode in ("train", "train_infer") else ()
-            key = CacheKey(fp, shapes, dtypes, req, tag, devs)
-            fn = self._fns[tag] = CACHE.get(key, lambda: self._build(mode))
+            fn = self._fns[tag] = CACHE.get(self._key(mode), lambda: self._build(mode))
         return fn
+
+    def _forward_by_train(self) -> bool:
+        """Whether a training forward whose outputs take head gradients runs the training
+        function (with zero head gradients) instead of a forward-only one: a backward
+        usually follows and then reuses that executable, so an executor used once compiles
+        one program, not two. Not once the forward-only one is compiled, nor after two
+        training forwards in a row without a backward, nor where running the backward has
+        visible effects (Python operators)."""
+        if self._unused_train_fwds >= 2 or ("train_fwd" + cache_suffix()) in self._fns:
+            return False
+        host = self.__dict__.get("_host")
+        if host is None:
+            host = self._host = any(n.op is not None and n.op.host_code for n in self._g.nodes)
+        return not host and not CACHE.has(self._key("train_fwd"))
 
     def _spec(self, h):
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
@@ -105,8 +124,14 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec)
-        train = make_train(g, self._diff, self._add, self._loss_heads, shapes, is_train=mode == "train")
-        heads = tuple(jax.ShapeDtypeStruct(s, t, sharding=SingleDeviceSharding(self._device))
+        fn, specs = self._train_fn(shapes, mode)
+        return jax.jit(store.named(fn, "jbind_train")).lower(*specs)
+
+    def _train_fn(self, shapes, mode: str = "train"):
+        """The training function (forward + backward) and the specs of its arguments."""
+        train = make_train(self._g, self._diff, self._add, self._loss_heads, shapes, is_train=mode == "train")
+        sharding = SingleDeviceSharding(self._device)
+        heads = tuple(jax.ShapeDtypeStruct(s, t, sharding=sharding)
                       for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
         old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
                     if self._diff[k] and self._add[k])
@@ -114,7 +139,20 @@ class Executor:
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
             return train(args, aux, k, head_grads, old_grads)
-        return jax.jit(store.named(jbind_train, "jbind_train")).lower(args, aux, kspec, cspec, heads, old)
+        specs = (tuple(self._spec(h) for h in self.arg_arrays), tuple(self._spec(h) for h in self.aux_arrays),
+                 jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding),
+                 jax.ShapeDtypeStruct((), np.uint32, sharding=sharding), heads, old)
+        return jbind_train, specs
+
+    def _ignored_heads(self) -> frozenset:
+        """Outputs whose head gradient the backward never reads (a comparison's output, one
+        behind BlockGrad): as in MXNet, backward() needs no head gradient for them. Found
+        by tracing the training function once, only when a head gradient is missing."""
+        got = self.__dict__.get("_ignored")
+        if got is None:
+            shapes = entry_values(self._symbol, SHAPE, dict(self._key_parts[1][:len(self._g.arg_names)]))
+            got = self._ignored = frozenset(ignored_heads(*self._train_fn(shapes), self._loss_heads))
+        return got
 
     # --- running ------------------------------------------------------------------------
     def _set_outputs(self, outs):
@@ -142,6 +180,12 @@ class Executor:
             outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
             self._pending = (grads, new_aux)
             self._last = (args, aux, key, counter, True)
+        elif any(self._diff) and self._forward_by_train():
+            zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
+                          for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
+            outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+            self._unused_train_fwds += 1
+            self._last = (args, aux, key, counter, True)
         else:
             outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
             self._last = (args, aux, key, counter, True)
@@ -165,6 +209,7 @@ class Executor:
             args = tuple(h._data for h in self.arg_arrays)
             aux = tuple(h._data for h in self.aux_arrays)
             self._last = (args, aux, _random.base_key(), _random.next_counter(), False)
+        self._unused_train_fwds = 0
         heads = ()
         if self._pending is None or out_grads is not None:
             if not any(self._diff):  # as MXNet: nothing to differentiate, no head gradient needed
@@ -211,7 +256,11 @@ class Executor:
         heads = []
         names = self._symbol.list_outputs()
         shapes = [(s, t) for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss]
-        for (i, gr), (shape, dtype) in zip(head_gradients(out_grads, self._loss_heads, names), shapes):
+        for (i, gr), (shape, dtype) in zip(head_gradients(out_grads, self._loss_heads, names, self._ignored_heads),
+                                           shapes):
+            if gr is None:  # a head gradient the backward does not read
+                heads.append(jax.device_put(np.zeros(shape, dtype), self._device))
+                continue
             gr = gr._data if isinstance(gr, NDArray) else jnp.asarray(gr)
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
@@ -316,9 +365,10 @@ class Executor:
         return f"{self._symbol.debug_str()}Total {total >> 20} MB allocated\n"
 
 
-def head_gradients(out_grads, no_head, names) -> list:
+def head_gradients(out_grads, no_head, names, ignored=None) -> list:
     """(output index, given array) for each output that takes a head gradient (not a loss
-    head), as backward(out_grads) indexes them: one entry per output."""
+    head), as backward(out_grads) indexes them: one entry per output. `ignored()`: the
+    outputs whose head gradient the backward never reads; a missing one is given as None."""
     if out_grads is None:
         out_grads = []
     elif isinstance(out_grads, (NDArray, np.ndarray, jax.Array)):
@@ -329,7 +379,24 @@ def head_gradients(out_grads, no_head, names) -> list:
         if is_loss:
             continue
         if i >= len(out_grads) or out_grads[i] is None:
+            if ignored is not None and i in ignored():
+                picked.append((i, None))
+                continue
             raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
                              "required: pass out_grads (one array per output)")
         picked.append((i, out_grads[i]))
     return picked
+
+
+def ignored_heads(fn, specs, no_head) -> list:
+    """Indices of the outputs (of those taking a head gradient) whose head gradient `fn`,
+    a training function taking (args, aux, key, counter, head_grads, old_grads), never reads."""
+    closed = jax.make_jaxpr(fn)(*specs)
+    used = set()
+    for eqn in closed.jaxpr.eqns:
+        used.update(id(v) for v in eqn.invars if isinstance(v, jcore.Var))
+    used.update(id(v) for v in closed.jaxpr.outvars if isinstance(v, jcore.Var))
+    start = sum(len(jax.tree_util.tree_leaves(s)) for s in specs[:4])
+    head_vars = closed.jaxpr.invars[start:start + len(specs[4])]
+    outputs = [i for i, is_loss in enumerate(no_head) if not is_loss]
+    return [i for i, v in zip(outputs, head_vars) if id(v) not in used]

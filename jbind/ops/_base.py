@@ -55,6 +55,9 @@ class Op:
     # No gradient flows through the op (BlockGrad): arguments whose every path to the
     # outputs passes through one get no backward at all (MXNet's zero-gradient propagation).
     blocks_gradient: ClassVar[bool] = False
+    # Its lowering calls Python code (Custom): running its backward has visible effects, so
+    # executors run the backward only when asked.
+    host_code: ClassVar[bool] = False
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
@@ -358,7 +361,7 @@ def inputs_by_name(op_name: str, names, positional, named: dict) -> dict:
     """An op's inputs as MXNet takes them: positional ones fill `names` in order, keyword
     ones go by name (Symbols when building a graph, arrays in `mx.nd`). A None past the op's
     inputs is an input not given, as in MXNet's generated functions (BilinearResize2D's
-    `like` when the mode takes none)."""
+    `like` when the mode takes none, a bias None with `no_bias=True`)."""
     positional = list(positional)
     while len(positional) > len(names) and positional[-1] is None:
         positional.pop()

@@ -75,6 +75,7 @@ class Custom(Op):
         return op
 
     open_params = True  # every other keyword is the Prop's
+    host_code = True
     imperative_jit = False  # mx.nd makes the Prop's operator anew each call, as MXNet does
 
     @classmethod
