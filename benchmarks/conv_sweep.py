@@ -105,12 +105,16 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="a handful of shapes")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--no-grad", action="store_true", help="time the forward only")
+    ap.add_argument("--kind", choices=("dense", "depthwise", "grouped"), help="only shapes of this kind")
+    ap.add_argument("--batch", type=int, help="only shapes of this batch size")
     ap.add_argument("--json", help="also write the rows, one JSON object a line, to this file")
     a = ap.parse_args(argv)
     rows = []
     print(f"{'kind':9} {'n':>3} {'C':>5} {'g':>5} {'HW':>4} {'k':>2} {'s':>2}  fwd ms native/patches/taps"
           f"   native/best  best     grad native/best best    rule", flush=True)
     for case in cases(a.quick):
+        if (a.kind and case[0] != a.kind) or (a.batch and case[1] != a.batch):
+            continue
         row = run(case, a.reps, not a.no_grad)
         if row is None:
             continue

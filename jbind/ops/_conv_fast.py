@@ -5,32 +5,42 @@ XLA:CPU (jaxlib 0.10) has two weak cases, measured by `benchmarks/conv_sweep.py`
 
 - grouped convolution (`feature_group_count > 1`): a 3x3 depthwise convolution runs
   10-150x slower than the same arithmetic written as one shifted, strided slice per
-  kernel tap, scaled per channel and summed (`taps`);
+  kernel tap, scaled per channel and summed (`taps`); other groupings (ResNeXt's 32
+  groups) run 15x faster as im2col with the groups as a batch dimension;
 - dense convolutions whose output is small in space (7x7 and below, and the 2x2 cliff
   with padding 1), where gathering the taps into one patch tensor and running one
-  `dot_general` (im2col, `patches`) runs at matmul speed.
+  `dot_general` (im2col, `patches`) runs at matmul speed;
+- small pooling windows, as slices combined elementwise (`pool_taps`), which also keep
+  reduce-window out of the YNNPACK fusion that made vgg's head seconds slow at batch 2.
 
 Every form is plain `jax.numpy` / `lax` (slices, pads, products, `dot_general`), so
 `jax.grad` differentiates it and the backward pass inherits the same shapes. All forms
 take data channels-first, `(N, C, *spatial)`, and MXNet's weight `(F, C/groups, *k)`.
-Set `JBIND_CONV_FORM=native` (or `taps`, `patches`) to force one form, e.g. to compare.
+Set `JBIND_CONV_FORM=native` (or `taps`, `patches`) before the first compile to force one
+form, e.g. to compare. Other backends than the CPU keep XLA's convolution.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
 FORMS = ("native", "taps", "patches")
 
-# The rule (see benchmarks/RESULTS.md, "Convolution forms"): depthwise convolutions take
-# `taps` when the kernel has at most _TAPS_MAX_K taps; dense (and grouped) convolutions
-# with more than one tap take `patches` when the output has at most _PATCH_MAX_OUT
-# positions per image. Everything else stays on XLA's convolution.
+# The rule, read off benchmarks/conv_sweep.py (benchmarks/RESULTS.md, "Convolution
+# forms"): a depthwise convolution (groups == C) with at most _TAPS_MAX_K taps takes
+# `taps`; any other grouped convolution takes `patches` (one batched dot_general over the
+# groups); a dense one with more than one tap takes `patches` when its output has at most
+# _PATCH_MAX_OUT positions per image, or _PATCH_MAX_OUT_WIDE with at least _WIDE channels.
+# Everything else stays on XLA's convolution.
 _TAPS_MAX_K = 49
 _PATCH_MAX_OUT = 64
+_PATCH_MAX_OUT_WIDE = 196
+_WIDE = 256
 
 
 def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
@@ -38,14 +48,25 @@ def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
     forced = os.environ.get("JBIND_CONV_FORM", "").strip().lower()
     if forced in FORMS:
         return forced
+    if jax.default_backend() != "cpu":  # measured on XLA:CPU only; GPUs keep cuDNN's kernels
+        return "native"
     c, k = x_shape[1], w_shape[2:]
     ntaps = math.prod(k)
     out = math.prod(_out_sizes(x_shape[2:], k, stride, dilate, pad))
     if groups > 1 and groups == c and ntaps <= _TAPS_MAX_K:
         return "taps"
-    if groups == 1 and ntaps > 1 and out <= _PATCH_MAX_OUT:
+    if groups > 1:
+        return "patches"
+    if ntaps > 1 and (out <= _PATCH_MAX_OUT or (out <= _PATCH_MAX_OUT_WIDE and c >= _WIDE)):
         return "patches"
     return "native"
+
+
+def choose_pool() -> bool:
+    """Whether small pooling windows run as slices (`pool_taps`): on the CPU, unless
+    `JBIND_CONV_FORM=native`."""
+    forced = os.environ.get("JBIND_CONV_FORM", "").strip().lower()
+    return forced != "native" and jax.default_backend() == "cpu"
 
 
 def _out_sizes(sp, k, stride, dilate, pad):
@@ -74,9 +95,28 @@ def _taps(k):
     return [(i, *rest) for i in range(k[0]) for rest in _taps(k[1:])]
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
 def conv_taps(x, w, stride, dilate, pad):
     """Depthwise convolution (groups == C, weight `(C*m, 1, *k)`) as a sum over kernel taps
-    of a strided slice times a per-channel weight."""
+    of a strided slice times a per-channel weight. Its gradient is the im2col form's
+    (`conv_patches`), which the sweep measured faster than the taps' own (the same values)."""
+    return _conv_taps(x, w, stride, dilate, pad)
+
+
+def _conv_taps_fwd(x, w, stride, dilate, pad):
+    return _conv_taps(x, w, stride, dilate, pad), (x, w)
+
+
+def _conv_taps_bwd(stride, dilate, pad, res, g):
+    x, w = res
+    _, vjp = jax.vjp(lambda x, w: conv_patches(x, w, stride, dilate, pad, x.shape[1]), x, w)
+    return vjp(g)
+
+
+conv_taps.defvjp(_conv_taps_fwd, _conv_taps_bwd)
+
+
+def _conv_taps(x, w, stride, dilate, pad):
     c, f, k = x.shape[1], w.shape[0], w.shape[2:]
     if f != c:  # channel multiplier m: output channel o reads input channel o // m
         x = jnp.repeat(x, f // c, axis=1)
@@ -98,14 +138,13 @@ def conv_patches(x, w, stride, dilate, pad, groups=1):
     taps = _tap_slices(x, k, stride, dilate, pad)
     out = taps[0].shape[2:]
     p = jnp.stack(taps, axis=2)  # (N, C, K, *out)
-    hi = lax.Precision.HIGHEST
     if groups == 1:  # (F, N, *out): with N = 1 the move to (N, F, *out) is free
-        y = lax.dot_general(w.reshape(f, cg, ntaps), p, (((1, 2), (1, 2)), ((), ())), precision=hi)
+        y = lax.dot_general(w.reshape(f, cg, ntaps), p, (((1, 2), (1, 2)), ((), ())))
         return jnp.moveaxis(y, 0, 1)
     p = p.reshape(n, groups, cg, ntaps, *out)
     wg = w.reshape(groups, f // groups, cg, ntaps)
     # (G, F/G, N, *out): batch over groups, contract channels and taps
-    y = lax.dot_general(wg, p, (((2, 3), (2, 3)), ((0,), (1,))), precision=hi)
+    y = lax.dot_general(wg, p, (((2, 3), (2, 3)), ((0,), (1,))))
     return jnp.moveaxis(y.reshape(f, n, *out), 0, 1)
 
 
@@ -115,14 +154,73 @@ def conv_native(x, w, stride, dilate, pad, groups=1):
     sp = "DHW"[3 - nsp:]
     return lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], rhs_dilation=dilate,
                                     dimension_numbers=("NC" + sp, "OI" + sp, "NC" + sp),
-                                    feature_group_count=groups, precision=lax.Precision.HIGHEST)
+                                    feature_group_count=groups)
 
 
 def conv(x, w, stride, dilate, pad, groups=1, form=None):
     """Channels-first convolution in the form `choose` picks (or `form`)."""
+    stride, dilate, pad = tuple(stride), tuple(dilate), tuple(pad)
     form = form or choose(x.shape, w.shape, groups, stride, dilate, pad)
     if form == "taps" and groups == x.shape[1]:
         return conv_taps(x, w, stride, dilate, pad)
     if form == "patches":
         return conv_patches(x, w, stride, dilate, pad, groups)
     return conv_native(x, w, stride, dilate, pad, groups)
+
+
+# Pooling with at most this many taps per window runs as strided slices combined
+# elementwise: faster than XLA:CPU's reduce-window forward, and it keeps the window out of
+# the YNNPACK fusions that made conv -> pool -> FullyConnected -> FullyConnected take
+# seconds at batch 2 (vgg's head; benchmarks/RESULTS.md, "Convolution forms").
+POOL_MAX_TAPS = 9
+
+
+def pool_taps(x, kind, axes, kernel, stride, padding, out):
+    """'max' or 'sum' pooling of `x` over `axes` as one strided slice per window tap.
+    `padding` is (lo, hi) per pooled axis; `out` the output sizes. Max pooling's gradient
+    goes to the first maximum of each window in row-major order, as XLA's reduce-window
+    (select-and-scatter) and MXNet's kernel give it."""
+    init = -jnp.inf if kind == "max" else 0
+    cfg = [(0, 0, 0)] * x.ndim
+    for a, (lo, hi) in zip(axes, padding):
+        cfg[a] = (lo, hi, 0)
+    xp = lax.pad(x, jnp.asarray(init, x.dtype), cfg)
+    taps = []
+    for idx in _taps(tuple(kernel)):
+        start, limit, strides = [0] * x.ndim, list(xp.shape), [1] * x.ndim
+        for a, i, s, o in zip(axes, idx, stride, out):
+            start[a], limit[a], strides[a] = i, i + s * (o - 1) + 1, s
+        taps.append(lax.slice(xp, start, limit, strides))
+    if kind == "max":
+        return _max_taps(*taps)
+    y = taps[0]
+    for t in taps[1:]:
+        y = y + t
+    return y
+
+
+@jax.custom_vjp
+def _max_taps(*taps):
+    y = taps[0]
+    for t in taps[1:]:
+        y = jnp.maximum(y, t)
+    return y
+
+
+def _max_taps_fwd(*taps):
+    y = _max_taps(*taps)
+    return y, (taps, y)
+
+
+def _max_taps_bwd(res, g):
+    taps, y = res
+    taken = jnp.zeros(y.shape, bool)
+    grads = []
+    for t in taps:
+        first = (t == y) & ~taken
+        grads.append(jnp.where(first, g, jnp.zeros((), g.dtype)))
+        taken = taken | first
+    return tuple(grads)
+
+
+_max_taps.defvjp(_max_taps_fwd, _max_taps_bwd)
