@@ -57,7 +57,9 @@ def test_rule():
     assert pick((1, 64, 56, 56), (64, 1, 3, 3), 64) == "taps"             # depthwise
     assert pick((1, 128, 28, 28), (128, 4, 3, 3), 32) == "patches"        # grouped (ResNeXt)
     assert pick((16, 512, 2, 2), (512, 512, 3, 3), 1) == "patches"        # the 2x2 cliff
+    assert pick((32, 64, 2, 2), (64, 64, 3, 3), 1) == "patches"           # the cliff at any batch
     assert pick((1, 512, 7, 7), (512, 512, 3, 3), 1) == "patches"         # 7x7, 512 channels
+    assert pick((16, 256, 7, 7), (256, 256, 3, 3), 1) == "native"         # 7x7 at batch 16
     assert pick((1, 256, 14, 14), (256, 256, 3, 3), 1) == "patches"       # 14x14, wide
     assert pick((1, 64, 14, 14), (64, 64, 3, 3), 1) == "native"           # 14x14, narrow
     assert pick((1, 64, 56, 56), (64, 64, 3, 3), 1) == "native"           # large output

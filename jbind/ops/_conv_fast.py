@@ -7,8 +7,8 @@ XLA:CPU (jaxlib 0.10) has two weak cases, measured by `benchmarks/conv_sweep.py`
   10-150x slower than the same arithmetic written as one shifted, strided slice per
   kernel tap, scaled per channel and summed (`taps`); other groupings (ResNeXt's 32
   groups) run 15x faster as im2col with the groups as a batch dimension;
-- dense convolutions whose output is small in space (7x7 and below, and the 2x2 cliff
-  with padding 1), where gathering the taps into one patch tensor and running one
+- dense convolutions whose output is small (7x7 and below at batch 1, the 2x2 cliff
+  with padding 1 at any batch), where gathering the taps into one patch tensor and running one
   `dot_general` (im2col, `patches`) runs at matmul speed;
 - small pooling windows, as slices combined elementwise (`pool_taps`), which also keep
   reduce-window out of the YNNPACK fusion that made vgg's head seconds slow at batch 2.
@@ -34,12 +34,15 @@ FORMS = ("native", "taps", "patches")
 # The rule, read off benchmarks/conv_sweep.py (benchmarks/RESULTS.md, "Convolution
 # forms"): a depthwise convolution (groups == C) with at most _TAPS_MAX_K taps takes
 # `taps`; any other grouped convolution takes `patches` (one batched dot_general over the
-# groups); a dense one with more than one tap takes `patches` when its output has at most
-# _PATCH_MAX_OUT positions per image, or _PATCH_MAX_OUT_WIDE with at least _WIDE channels.
-# Everything else stays on XLA's convolution.
+# groups). A dense one with more than one tap takes `patches` when its output has at most
+# _CLIFF_OUT positions per image (XLA's 2x2 cliff, at any batch size), or when the
+# patch matrix has at most _PATCH_ROWS rows (batch x output positions), or at most
+# _PATCH_ROWS_WIDE rows with at least _WIDE input channels. Everything else stays on
+# XLA's convolution, which wins on big outputs (7x7 at batch 16 already).
 _TAPS_MAX_K = 49
-_PATCH_MAX_OUT = 64
-_PATCH_MAX_OUT_WIDE = 196
+_CLIFF_OUT = 4
+_PATCH_ROWS = 64
+_PATCH_ROWS_WIDE = 256
 _WIDE = 256
 
 
@@ -57,7 +60,8 @@ def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
         return "taps"
     if groups > 1:
         return "patches"
-    if ntaps > 1 and (out <= _PATCH_MAX_OUT or (out <= _PATCH_MAX_OUT_WIDE and c >= _WIDE)):
+    rows = x_shape[0] * out
+    if ntaps > 1 and (out <= _CLIFF_OUT or rows <= _PATCH_ROWS or (rows <= _PATCH_ROWS_WIDE and c >= _WIDE)):
         return "patches"
     return "native"
 
