@@ -62,6 +62,8 @@ def test_rule():
     assert pick((16, 256, 7, 7), (256, 256, 3, 3), 1) == "native"         # 7x7 at batch 16
     assert pick((1, 256, 14, 14), (256, 256, 3, 3), 1) == "patches"       # 14x14, wide
     assert pick((1, 64, 14, 14), (64, 64, 3, 3), 1) == "native"           # 14x14, narrow
+    assert pick((1, 64, 7, 7), (64, 64, 3, 3), 1) == "native"             # 7x7, narrow
+    assert pick((1, 128, 7, 7), (128, 128, 3, 3), 1) == "patches"         # 7x7, 128 channels
     assert pick((1, 64, 56, 56), (64, 64, 3, 3), 1) == "native"           # large output
     assert pick((1, 64, 56, 56), (64, 8, 1, 1), 8, pad=(0, 0)) == "patches"   # grouped 1x1
     assert pick((1, 512, 7, 7), (512, 512, 1, 1), 1, pad=(0, 0)) == "native"  # 1x1: a dot already

@@ -36,13 +36,14 @@ FORMS = ("native", "taps", "patches")
 # `taps`; any other grouped convolution takes `patches` (one batched dot_general over the
 # groups). A dense one with more than one tap takes `patches` when its output has at most
 # _CLIFF_OUT positions per image (XLA's 2x2 cliff, at any batch size), or when the
-# patch matrix has at most _PATCH_ROWS rows (batch x output positions), or at most
-# _PATCH_ROWS_WIDE rows with at least _WIDE input channels. Everything else stays on
+# patch matrix has at most _PATCH_ROWS rows (batch x output positions) and at least
+# _NARROW input channels, or at most _PATCH_ROWS_WIDE rows and at least _WIDE channels. Everything else stays on
 # XLA's convolution, which wins on big outputs (7x7 at batch 16 already).
 _TAPS_MAX_K = 49
 _CLIFF_OUT = 4
 _PATCH_ROWS = 64
 _PATCH_ROWS_WIDE = 256
+_NARROW = 128
 _WIDE = 256
 
 
@@ -61,7 +62,8 @@ def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
     if groups > 1:
         return "patches"
     rows = x_shape[0] * out
-    if ntaps > 1 and (out <= _CLIFF_OUT or rows <= _PATCH_ROWS or (rows <= _PATCH_ROWS_WIDE and c >= _WIDE)):
+    if ntaps > 1 and (out <= _CLIFF_OUT or (rows <= _PATCH_ROWS and c >= _NARROW)
+                      or (rows <= _PATCH_ROWS_WIDE and c >= _WIDE)):
         return "patches"
     return "native"
 
