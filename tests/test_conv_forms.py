@@ -111,13 +111,15 @@ def _reduce_window_max(x, k, s, pad):
     return lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, *k), (1, 1, *s), ((0, 0), (0, 0), *pad))
 
 
-def test_pool_taps_match_reduce_window_with_ties():
+@pytest.mark.parametrize("k, s, pad", [((3, 3), (2, 2), ((1, 1), (1, 0))),   # overlapping windows
+                                       ((2, 2), (2, 2), ((0, 1), (0, 0))),   # disjoint windows
+                                       ((2, 3), (1, 3), ((0, 0), (1, 1)))])
+def test_pool_taps_match_reduce_window_with_ties(k, s, pad):
     """Max pooling by slices gives its gradient to the first maximum of each window, as
     reduce-window does: post-ReLU zeros make ties common."""
     rng = np.random.default_rng(2)
     x = jnp.asarray(np.maximum(rng.integers(-2, 3, (2, 3, 7, 6)), 0), jnp.float32)
-    k, s, pad = (3, 3), (2, 2), ((1, 1), (1, 0))
-    out = [(7 + 2 - 3) // 2 + 1, (6 + 1 - 3) // 2 + 1]
+    out = [(n + lo + hi - kk) // ss + 1 for n, kk, ss, (lo, hi) in zip((7, 6), k, s, pad)]
     taps = lambda x: cf.pool_taps(x, "max", [2, 3], k, s, pad, out)  # noqa: E731
     np.testing.assert_array_equal(taps(x), _reduce_window_max(x, k, s, pad))
     head = jnp.asarray(rng.standard_normal((2, 3, *out)), jnp.float32)

@@ -185,48 +185,64 @@ def pool_taps(x, kind, axes, kernel, stride, padding, out):
     """'max' or 'sum' pooling of `x` over `axes` as one strided slice per window tap.
     `padding` is (lo, hi) per pooled axis; `out` the output sizes. Max pooling's gradient
     goes to the first maximum of each window in row-major order, as XLA's reduce-window
-    (select-and-scatter) and MXNet's kernel give it."""
-    init = -jnp.inf if kind == "max" else 0
+    (select-and-scatter) and MXNet's kernel give it; where windows overlap it is
+    reduce-window's own gradient, which the sweep measured faster there."""
+    geo = (tuple(axes), tuple(kernel), tuple(stride), tuple(tuple(p) for p in padding), tuple(out))
+    if kind == "max":
+        return _max_pool(x, *geo)
+    y = None
+    for t in _pool_slices(x, 0, *geo):
+        y = t if y is None else y + t
+    return y
+
+
+def _pool_slices(x, init, axes, kernel, stride, padding, out):
     cfg = [(0, 0, 0)] * x.ndim
     for a, (lo, hi) in zip(axes, padding):
         cfg[a] = (lo, hi, 0)
     xp = lax.pad(x, jnp.asarray(init, x.dtype), cfg)
     taps = []
-    for idx in _taps(tuple(kernel)):
+    for idx in _taps(kernel):
         start, limit, strides = [0] * x.ndim, list(xp.shape), [1] * x.ndim
         for a, i, s, o in zip(axes, idx, stride, out):
             start[a], limit[a], strides[a] = i, i + s * (o - 1) + 1, s
         taps.append(lax.slice(xp, start, limit, strides))
-    if kind == "max":
-        return _max_taps(*taps)
-    y = taps[0]
-    for t in taps[1:]:
-        y = y + t
-    return y
+    return taps
 
 
-@jax.custom_vjp
-def _max_taps(*taps):
+def _max_of(taps):
     y = taps[0]
     for t in taps[1:]:
         y = jnp.maximum(y, t)
     return y
 
 
-def _max_taps_fwd(*taps):
-    y = _max_taps(*taps)
-    return y, (taps, y)
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3, 4, 5))
+def _max_pool(x, axes, kernel, stride, padding, out):
+    return _max_of(_pool_slices(x, -jnp.inf, axes, kernel, stride, padding, out))
 
 
-def _max_taps_bwd(res, g):
-    taps, y = res
+def _max_pool_fwd(x, axes, kernel, stride, padding, out):
+    return _max_pool(x, axes, kernel, stride, padding, out), x
+
+
+def _max_pool_bwd(axes, kernel, stride, padding, out, x, g):
+    if any(s < k for s, k in zip(stride, kernel)):  # overlapping windows: select-and-scatter
+        window, strides, cfg, limit = [1] * x.ndim, [1] * x.ndim, [(0, 0)] * x.ndim, list(x.shape)
+        for a, k, s, p, o in zip(axes, kernel, stride, padding, out):
+            window[a], strides[a], cfg[a], limit[a] = k, s, p, o
+        rw = lambda v: lax.slice(lax.reduce_window(v, -jnp.inf, lax.max, window, strides, cfg),  # noqa: E731
+                                 [0] * x.ndim, limit)
+        return jax.vjp(rw, x)[1](g)
+    taps, vjp = jax.vjp(lambda v: _pool_slices(v, -jnp.inf, axes, kernel, stride, padding, out), x)
+    y = _max_of(taps)
     taken = jnp.zeros(y.shape, bool)
     grads = []
     for t in taps:
         first = (t == y) & ~taken
         grads.append(jnp.where(first, g, jnp.zeros((), g.dtype)))
         taken = taken | first
-    return tuple(grads)
+    return vjp(grads)
 
 
-_max_taps.defvjp(_max_taps_fwd, _max_taps_bwd)
+_max_pool.defvjp(_max_pool_fwd, _max_pool_bwd)
