@@ -70,9 +70,16 @@ def test_rule():
 
 
 def test_forced_form(monkeypatch):
+    from jbind.compile import store
+    before = store._environment()
     monkeypatch.setenv("JBIND_CONV_FORM", "native")
     assert cf.choose((1, 64, 56, 56), (64, 1, 3, 3), 64, (1, 1), (1, 1), (1, 1)) == "native"
     assert not cf.choose_pool()
+    store._environment.cache_clear()
+    try:  # the stored executables of one setting are not reused under another
+        assert store._environment() != before
+    finally:
+        store._environment.cache_clear()
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
