@@ -1,6 +1,5 @@
 """jbind: Apache MXNet 1.x symbolic programs on JAX. Use as `import jbind as mx`."""
 import gc as _gc
-import logging as _logging
 
 # Importing JAX and jbind creates a few hundred thousand objects that live as long as the
 # process: collecting while they are created is wasted work (a sixth of the import's time).
@@ -41,8 +40,10 @@ try:
     from .util import is_np_shape, np_shape, set_np_shape, use_np_shape
 
     compile.enable_from_env()
-    # JAX logs every backend it cannot find (TPU, GPU) at INFO; MXNet scripts log at INFO too.
-    _logging.getLogger("jax._src.xla_bridge").setLevel(_logging.WARNING)
+    # JAX logs every backend it cannot find at INFO and its cache internals at DEBUG, into
+    # the logs of MXNet scripts that call logging.basicConfig(level=DEBUG): see _jax_logging
+    from ._jax_logging import quiet_jax_loggers as _quiet_jax_loggers
+    _quiet_jax_loggers()
 finally:
     if _gc_was_on:
         _gc.enable()

@@ -151,7 +151,8 @@ def _environment() -> str:
                     h.update(name.encode() + b"\0" + f.read())
     devices = ",".join(f"{d.platform}:{d.device_kind}" for d in _local_devices())
     return "|".join([h.hexdigest(), jax.__version__, jaxlib.__version__, os.environ.get("XLA_FLAGS", ""),
-                     str(jax.config.jax_enable_x64), devices])
+                     str(jax.config.jax_enable_x64), devices,
+                     os.environ.get("JBIND_CONV_FORM", "")])  # picks the convolutions' lowering
 
 
 def _digest(key) -> str:

@@ -7,6 +7,7 @@ Convolutions run at `Precision.HIGHEST`, as MXNet's float32 kernels do (no TF32)
 """
 from __future__ import annotations
 
+import math
 from typing import Literal, Optional
 
 import jax.numpy as jnp
@@ -14,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from ..base import MXNetError
+from . import _conv_fast
 from ._base import Op, register
 
 _FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -81,7 +83,12 @@ def _check_data(op, data):
 
 @register
 class Convolution(Op):
-    """N-D convolution (1-D, 2-D, 3-D): `lax.conv_general_dilated` with MXNet's parameters."""
+    """N-D convolution (1-D, 2-D, 3-D) with MXNet's parameters.
+
+    Lowered to `lax.conv_general_dilated`, or, for shapes where XLA:CPU's convolution is
+    slow (depthwise, grouped, small outputs), to slices and one `dot_general`: the same
+    arithmetic; `jbind/ops/_conv_fast.py` has the rule and `JBIND_CONV_FORM` to force one.
+    """
     mxnet_order = ('kernel', 'stride', 'dilate', 'pad', 'num_filter', 'num_group', 'workspace', 'no_bias',
                    'cudnn_tune', 'cudnn_off', 'layout')
     kernel: tuple[int, ...]
@@ -140,9 +147,16 @@ class Convolution(Op):
         x, w, *b = ins
         lay = _layout(self.layout, len(self.kernel))
         stride, dilate, pad = self._geometry()
-        y = lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], rhs_dilation=dilate,
-                                     dimension_numbers=(lay, _weight_layout(lay), lay),
-                                     feature_group_count=self.num_group)
+        g = self.num_group
+        if lay[1] == "C":  # XLA:CPU's weak cases take another form (jbind/ops/_conv_fast.py)
+            y = _conv_fast.conv(x, w, stride, dilate, pad, g)
+        elif _conv_fast.choose(_to_nc(x.shape, lay), _to_nc(w.shape, lay), g, stride, dilate, pad) != "native":
+            y = _conv_fast.conv(jnp.moveaxis(x, -1, 1), jnp.moveaxis(w, -1, 1), stride, dilate, pad, g)
+            y = jnp.moveaxis(y, 1, -1)
+        else:
+            y = lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], rhs_dilation=dilate,
+                                         dimension_numbers=(lay, _weight_layout(lay), lay),
+                                         feature_group_count=g)
         return [y + _channel_bcast(b[0], lay, y.ndim) if b else y], aux
 
 
@@ -333,6 +347,15 @@ class Pooling(Op):
             window[a], strides[a] = k, s
             padding[a] = (p, max(0, (o - 1) * s + k - p - n))
         pool = lambda v, init, fn: lax.reduce_window(v, init, fn, window, strides, padding)  # noqa: E731
+        if (self.pool_type in ("max", "sum", "avg") and not self.global_pool
+                and math.prod(kernel) <= _conv_fast.POOL_MAX_TAPS and _conv_fast.choose_pool()):
+            kind = "max" if self.pool_type == "max" else "sum"
+            y = _conv_fast.pool_taps(x, kind, axes, kernel, stride, [padding[a] for a in axes], out)
+            if kind == "max":
+                y = jnp.maximum(y, jnp.finfo(x.dtype).min)
+            else:
+                y = self._divide(y, sp, kernel, stride, pad, out, axes)
+            return [y], aux
         if self.pool_type == "max":
             # a window wholly in the padding gives the lowest finite value, as MXNet's kernel does
             y = jnp.maximum(pool(x, -jnp.inf, lax.max), jnp.finfo(x.dtype).min)
@@ -346,13 +369,16 @@ class Pooling(Op):
         for a, o in zip(axes, out):
             limit[a] = o
         y = lax.slice(y, [0] * x.ndim, limit)
-        if self.pool_type == "avg":
-            counts = self._counts(sp, kernel, stride, pad, out)
-            shape = [1] * x.ndim
-            for a, o in zip(axes, out):
-                shape[a] = o
-            y = y / jnp.asarray(counts.reshape(shape), x.dtype)
-        return [y], aux
+        return [self._divide(y, sp, kernel, stride, pad, out, axes)], aux
+
+    def _divide(self, y, sp, kernel, stride, pad, out, axes):
+        if self.pool_type != "avg":
+            return y
+        counts = self._counts(sp, kernel, stride, pad, out)
+        shape = [1] * y.ndim
+        for a, o in zip(axes, out):
+            shape[a] = o
+        return y / jnp.asarray(counts.reshape(shape), y.dtype)
 
     def _counts(self, sp, kernel, stride, pad, out):
         """Per-output divisor of 'avg', as MXNet's CPU kernel computes it."""

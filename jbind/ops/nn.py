@@ -47,7 +47,10 @@ class FullyConnected(Op):
     def lower(self, ins, aux, is_train, key):
         data, weight, *bias = ins
         x = data.reshape(data.shape[0], -1) if self.flatten else data
-        y = jnp.matmul(x, weight.T)
+        # contracting with the weight's own axis 1, not `x @ weight.T`: XLA:CPU runs the
+        # transposed form 10x slower at batch 1 (benchmarks/RESULTS.md, "Convolution forms")
+        dt = jnp.result_type(x, weight)
+        y = jax.lax.dot_general(x.astype(dt), weight.astype(dt), (((x.ndim - 1,), (1,)), ((), ())))
         return [y + bias[0] if bias else y], aux
 
 
