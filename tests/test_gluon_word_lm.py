@@ -83,3 +83,37 @@ def test_tied_weights_share_the_embedding(lm):
     assert model.decoder.weight is model.encoder.weight
     with pytest.raises(ValueError, match="--tied"):
         lm.RNNModel(11, 8, 6, 1, tie_weights=True)
+
+
+def test_bench_reads_steady_speed_and_final_perplexity_from_each_log():
+    import gluon_lm_bench as bench
+    log = "\n".join(["vocabulary 9 words", "[Epoch 0 Batch 2/8] loss 5.00, ppl 148.41, 10 tokens/s",
+                     "[Epoch 0 Batch 4/8] loss 4.00, ppl 54.60, 300 tokens/s",
+                     "[Epoch 0 Batch 6/8] loss 3.00, ppl 20.09, 500 tokens/s",
+                     "[Epoch 0 Batch 8/8] loss 3.00, ppl 20.09, 400 tokens/s",
+                     "[Epoch 0] validation loss 2.90, validation ppl 18.17",
+                     "[Epoch 1] validation loss 2.80, validation ppl 16.44"])
+    r = bench.parse(log, warmup=1)
+    assert r["tokens_per_s"] == [10, 300, 500, 400] and r["steady_tokens_per_s"] == 400  # 10 is warm-up
+    assert r["final_val_ppl"] == 16.44 and r["train_ppl"][0] == 148.41
+
+
+def test_bench_runs_one_script_for_jbind_and_mxnet_pinned_to_one_core():
+    import gluon_lm_bench as bench
+    args = bench.build_parser().parse_args(["--core", "3", "--max-batches", "7", "--python-mxnet", "/mx/python"])
+    j, m, t = (bench.command(lib, args) for lib in bench.LIBRARIES)
+    assert j[j.index(bench.EXAMPLE) + 1:] == m[m.index(bench.EXAMPLE) + 2:]  # same flags; MXNet adds --mxnet
+    assert m[m.index(bench.EXAMPLE) + 1] == "--mxnet" and "/mx/python" in m
+    assert bench.TORCH_SCRIPT in t and t[t.index("--max-batches") + 1] == "7"
+    if j[0] == "taskset":
+        assert j[:3] == ["taskset", "-c", "3"] and t[:3] == ["taskset", "-c", "3"]
+    assert all(bench.environment(lib)["OMP_NUM_THREADS"] == "1" for lib in bench.LIBRARIES)
+    assert bench.environment("jbind")["PYTHONPATH"].split(os.pathsep)[0] == bench.ROOT
+
+
+def test_jbind_bench_has_a_gluon_command_with_its_figures():
+    from jbind.bench import _cli
+    from jbind.bench._setup import Config
+    assert _cli.parser().parse_args(["gluon", "--quick"]).command == "gluon"
+    assert _cli.expected_figures(Config.quick_config(), ("gluon",)) == [
+        "gluon.tokens_per_s_vs_mxnet", "gluon.tokens_per_s_vs_torch", "gluon.val_ppl_vs_mxnet", "gluon.val_ppl_vs_torch"]
