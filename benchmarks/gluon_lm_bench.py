@@ -1,8 +1,13 @@
 """Gluon word language model: jbind, Apache MXNet 1.9.1 and PyTorch, one core each, one run.
 
-The figures of benchmarks/RESULTS.md come from (on a quiet machine, ~25 minutes):
+The figures of benchmarks/RESULTS.md come from (on a quiet machine; each library runs
+600 batches of 20 x 35 words, 2 x 200 LSTM, vocabulary 10,001, then the whole validation set):
 
-    python benchmarks/gluon_lm_bench.py --core 0 --epochs 1 --max-batches 600 --json gluon_lm.json
+    /work/main/.venv/bin/python benchmarks/gluon_lm_bench.py --core 0 \
+        --python-mxnet /tmp/mxvenv_gluon/bin/python --python-torch /tmp/torchvenv/bin/python \
+        --epochs 1 --max-batches 600 --log-interval 50 --json gluon_lm.json
+
+(`jbind-bench gluon` runs the same with the defaults below.)
 
 Runs, one after the other, each pinned to the same core (`taskset -c CORE`) with
 OMP_NUM_THREADS=1 (and XLA/MKL limited to one thread):
