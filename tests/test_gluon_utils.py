@@ -52,3 +52,19 @@ def test_check_sha1_and_download_refuses_without_the_file(tmp_path):
     with pytest.raises(mx.MXNetError, match="sha1"):
         utils.download("http://example.com/blob.bin", path=str(tmp_path), sha1_hash="0" * 40)
 
+
+
+def test_clip_global_norm_reaches_parameter_gradients():
+    """The word LM's use: gradients of a block's parameters, clipped in place, seen by the Trainer."""
+    net = mx.gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    x = mx.nd.array(np.arange(8, dtype=np.float32).reshape(2, 4))
+    with mx.autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+    grads = [p.grad() for p in net.collect_params().values()]
+    before = [g.asnumpy().astype(np.float64) for g in grads]
+    expect = np.sqrt(sum((b ** 2).sum() for b in before))
+    assert utils.clip_global_norm(grads, 0.5) == pytest.approx(expect, rel=1e-5)
+    for p, b in zip(net.collect_params().values(), before):
+        np.testing.assert_allclose(p.grad().asnumpy(), b * 0.5 / expect, rtol=1e-5)

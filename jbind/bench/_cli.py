@@ -15,8 +15,9 @@ ORDER = ("bind", "compile", "train", "step", "memory")
 
 
 def _module(name):
-    from . import _bind, _compile, _memory, _step, _train
-    return {"bind": _bind, "compile": _compile, "train": _train, "step": _step, "memory": _memory}[name]
+    from . import _bind, _compile, _gluon, _memory, _step, _train
+    return {"bind": _bind, "compile": _compile, "train": _train, "step": _step, "memory": _memory,
+            "gluon": _gluon}[name]
 
 
 def _title(name: str, cfg: Config) -> str:
@@ -36,6 +37,9 @@ def _title(name: str, cfg: Config) -> str:
         m = cfg.step_model
         return (f"step: one fused train step of the seed model ({m[0]}x{m[1]}, embed {m[2]}, vocab {m[3]}, "
                 f"batch {cfg.batch}), {cfg.step_repeat} steps per bucket")
+    if name == "gluon":
+        return ("gluon: examples/gluon_word_lm.py on jbind, the same script on MXNet 1.9.1, PyTorch's "
+                "word_language_model; one core each (benchmarks/gluon_lm_bench.py)")
     return (f"memory: seed model, {len(cfg.memory_buckets)} buckets then {cfg.memory_groups} more groups "
             f"(one context)")
 
@@ -62,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
              "train": "bucketing LM training throughput on the bundled corpus",
              "step": "one train step of the seed model per bucket; binder overhead ratio",
              "memory": "parameter and aux bytes alive across buckets and groups",
-             "all": "everything, briefly"}
+             "gluon": "Gluon word LM vs MXNet 1.9.1 and PyTorch, one core each (needs their venvs)",
+             "all": "everything, briefly (not gluon)"}
     for name, text in helps.items():
         sub.add_parser(name, parents=[common], help=text, description=text)
     return p
