@@ -17,7 +17,7 @@ from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, _placed
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from ._view import alias
@@ -48,7 +48,7 @@ class Executor:
         self._add = plan.add
         self._out_shapes = plan.out_shapes
         self._loss_heads = plan.no_head
-        self.outputs = [NDArray(None) for _ in plan.out_shapes]
+        self.outputs = [_placed(None, ctx) for _ in plan.out_shapes]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward
         self._last = None         # (args, aux, counter) of the last training forward
