@@ -41,3 +41,22 @@ def test_gpu_past_gpu_count_raises():
         mx.nd.ones((1,), ctx=mx.gpu(64))
     with pytest.raises(mx.base.MXNetError, match=r"cpu\(-1\) does not exist"):
         mx.nd.ones((1,), ctx=mx.cpu(-1))
+
+
+def test_gluon_trains_over_more_cpu_contexts_than_devices():
+    ctxs = [mx.cpu(i) for i in range(4)]
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One(), ctx=ctxs)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = np.arange(24, dtype=np.float32).reshape(8, 3) / 10
+    parts = mx.gluon.utils.split_and_load(mx.nd.array(x), ctxs)
+    assert [p.context for p in parts] == ctxs
+    with mx.autograd.record():
+        losses = [net(p).sum() for p in parts]
+    for loss in losses:
+        loss.backward()
+    trainer.step(8)
+    want = 1 - 0.1 * x.sum(axis=0) / 8  # d(sum of outputs)/dW[j, k] = sum of x[:, k]
+    for c in ctxs:
+        assert net.weight.data(c).context == c
+        np.testing.assert_allclose(net.weight.data(c).asnumpy(), np.tile(want, (2, 1)), rtol=1e-5)
