@@ -60,3 +60,10 @@ def test_gluon_trains_over_more_cpu_contexts_than_devices():
     for c in ctxs:
         assert net.weight.data(c).context == c
         np.testing.assert_allclose(net.weight.data(c).asnumpy(), np.tile(want, (2, 1)), rtol=1e-5)
+
+
+def test_sparse_copyto_keeps_the_cpu_label():
+    rsp = mx.nd.sparse.row_sparse_array((np.ones((1, 2), np.float32), np.array([1])), shape=(3, 2))
+    far = rsp.copyto(mx.cpu(3))
+    assert far.context == mx.cpu(3) and far.stype == "row_sparse"
+    np.testing.assert_array_equal(far.asnumpy(), rsp.asnumpy())
