@@ -1,4 +1,8 @@
-"""Devices: `mx.cpu(i)` and `mx.gpu(i)` name JAX devices."""
+"""Devices: `mx.cpu(i)` and `mx.gpu(i)` name JAX devices.
+
+As in MXNet, every `cpu(i)` (i >= 0) is valid: CPU contexts are labels on the one host.
+Where JAX has fewer CPU devices than i + 1, `cpu(i)` runs on CPU device i % n and arrays
+placed there keep the label `cpu(i)`. `gpu(i)` beyond the GPU count raises, as MXNet's."""
 from __future__ import annotations
 
 import threading
@@ -80,11 +84,19 @@ def _resolve(kind: str, i: int):
             devs = _DEVICES[platform] = jax.local_devices(backend=platform)
         except RuntimeError:
             devs = _DEVICES[platform] = []
+    if platform == "cpu" and devs and i >= 0:
+        return devs[i % len(devs)]  # more CPU contexts than devices: labels on the same host
     if not 0 <= i < len(devs):
-        hint = (" (set XLA_FLAGS=--xla_force_host_platform_device_count=N before JAX starts "
-                "for more CPU devices)") if platform == "cpu" else ""
-        raise MXNetError(f"{kind}({i}) does not exist: JAX has {len(devs)} {platform} device(s){hint}")
+        raise MXNetError(f"{kind}({i}) does not exist: JAX has {len(devs)} {platform} device(s)")
     return devs[i]
+
+
+def is_alias(ctx) -> bool:
+    """Whether `ctx` is a CPU context past JAX's CPU device count (it shares device i % n)."""
+    if ctx is None or ctx.device_type == "gpu":
+        return False
+    ctx.jax_device  # noqa: B018  (fills the device table)
+    return ctx.device_id >= len(_DEVICES["cpu"])
 
 
 def cpu(device_id: int = 0) -> Context:

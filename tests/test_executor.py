@@ -163,8 +163,12 @@ def test_copy_params_from_and_reshape():
 
 
 def test_context_errors():
-    with pytest.raises(mx.base.MXNetError, match=r"cpu\(7\) does not exist"):
-        mlp().simple_bind(mx.cpu(7), data=(2, 3))
+    with pytest.raises(mx.base.MXNetError, match=r"gpu\(7\) does not exist"):
+        mlp().simple_bind(mx.gpu(7), data=(2, 3))
+    # as in MXNet, any cpu(i) is valid: past JAX's CPU devices it shares device i % n
+    far = mlp().simple_bind(mx.cpu(7), data=(2, 3))
+    far.forward()
+    assert far.outputs[0].context == mx.cpu(7) and far.arg_dict["data"].context == mx.cpu(7)
     exe = mlp().simple_bind(mx.cpu(1), data=(2, 3))
     exe.forward()
     assert exe.outputs[0].context == mx.cpu(1)

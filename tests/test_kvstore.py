@@ -164,3 +164,20 @@ def test_dist_push_is_one_collective(monkeypatch):
     kv2.init(0, mx.nd.ones((2,)))
     kv2.pull(0, out=outs[0])
     assert outs[0].asnumpy().tolist() == [7, 7]
+
+
+def test_push_pull_over_cpu_contexts_sharing_devices():
+    # cpu(2), cpu(3) past the run's CPU devices: values from each are summed once, as in MXNet
+    devs = [mx.cpu(2), mx.cpu(3)]
+    kv = mx.kv.create("local")
+    kv.init(3, mx.nd.zeros((2, 3)))
+    kv.push(3, [mx.nd.ones((2, 3), ctx=d) * (i + 1) for i, d in enumerate(devs)])
+    outs = [mx.nd.zeros((2, 3), ctx=d) for d in devs]
+    kv.pull(3, out=outs)
+    assert [o.context for o in outs] == devs
+    for o in outs:
+        np.testing.assert_array_equal(o.asnumpy(), np.full((2, 3), 3.0))
+    kv._set_updater(lambda key, grad, weight: weight.__isub__(grad * 0.5))
+    kv.push(3, [mx.nd.ones((2, 3), ctx=d) for d in devs])
+    kv.pull(3, out=outs)
+    assert outs[1].asnumpy().tolist() == [[2.0] * 3] * 2 and outs[1].context == mx.cpu(3)

@@ -52,7 +52,9 @@ def test_update_matches_plain_sgd():
 def test_two_devices_train_like_one():
     x, y = toy_data(n=32)
     results = []
-    for ctx in ([mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]):
+    # cpu(2), cpu(3) share the test run's devices (2 CPU devices): repeated devices in
+    # one data-parallel group train as on distinct ones
+    for ctx in ([mx.cpu(0)], [mx.cpu(0), mx.cpu(1)], [mx.cpu(i) for i in range(4)], [mx.cpu(0), mx.cpu(0)]):
         mx.random.seed(0)
         mod = mx.mod.Module(mlp(), context=ctx)
         mod.bind(data_shapes=[("data", (32, 5))], label_shapes=[("softmax_label", (32,))])
@@ -62,8 +64,22 @@ def test_two_devices_train_like_one():
             mod.forward_backward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
             mod.update()
         results.append({k: v.asnumpy() for k, v in mod.get_params()[0].items()})
-    for k in results[0]:
-        np.testing.assert_allclose(results[1][k], results[0][k], rtol=1e-5, atol=1e-6)
+    for other in results[1:]:
+        for k in results[0]:
+            np.testing.assert_allclose(other[k], results[0][k], rtol=1e-5, atol=1e-6)
+
+
+def test_fit_over_more_cpu_contexts_than_devices_matches_one_context():
+    x, y = toy_data(n=32)
+    weights = []
+    for ctx in ([mx.cpu(0)], [mx.cpu(i) for i in range(4)]):
+        mx.random.seed(0)
+        mod = mx.mod.Module(mlp(), context=ctx)
+        mod.fit(mx.io.NDArrayIter(x, y, batch_size=16), num_epoch=2, optimizer="sgd",
+                optimizer_params={"learning_rate": 0.3}, initializer=mx.init.Xavier(), kvstore="local")
+        weights.append(mod.get_params()[0]["fc2_weight"].asnumpy())
+        assert mod.predict(mx.io.NDArrayIter(x, batch_size=16)).shape == (32, 3)
+    np.testing.assert_allclose(weights[1], weights[0], rtol=1e-5, atol=1e-6)
 
 
 def test_checkpoint_round_trip_with_optimizer_states(tmp_path):

@@ -14,7 +14,7 @@ from .. import _limits
 from .._memo import Memo
 from ..base import MXNetError, fmt_shape, np_dtype
 from ..context import Context, check_group2ctx, current_context
-from ..ndarray.ndarray import NDArray, cached_zeros
+from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, DTYPE, complete, infer
 from .executor import Executor
@@ -120,17 +120,17 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, group2ctx=None, shar
             _check_shared(name, h, shape, dt)
             args.append(h)
             gh = s_grads.get(name) if req != "null" else None
-            grads.append(gh if gh is not None or req == "null" else NDArray(cached_zeros(shape, dt, dev)))
+            grads.append(gh if gh is not None or req == "null" else _placed(cached_zeros(shape, dt, dev), ctx))
         else:
-            args.append(NDArray(cached_zeros(shape, dt, dev)))
-            grads.append(NDArray(cached_zeros(shape, dt, dev)) if req != "null" else None)
+            args.append(_placed(cached_zeros(shape, dt, dev), ctx))
+            grads.append(_placed(cached_zeros(shape, dt, dev), ctx) if req != "null" else None)
     for (name, shape), dt in zip(plan.shapes[n:], plan.np_dtypes[n:]):
         h = s_aux.get(name)
         if h is not None:
             _check_shared(name, h, shape, dt)
             aux.append(h)
         else:
-            aux.append(NDArray(cached_zeros(shape, dt, dev)))
+            aux.append(_placed(cached_zeros(shape, dt, dev), ctx))
     return Executor(sym, ctx, args, grads, aux, plan)
 
 

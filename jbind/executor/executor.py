@@ -20,7 +20,7 @@ from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..ndarray.ndarray import NDArray, cached_zeros
+from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from . import _monitor
@@ -55,7 +55,7 @@ class Executor:
                                 for t in plan.out_dtypes or (None,) * len(plan.out_shapes))
         self._loss_heads = plan.no_head
         # As MXNet, outputs exist (zeros) from bind on, before any forward.
-        self.outputs = [NDArray(None if s is None or t is None else cached_zeros(s, t, self._device))
+        self.outputs = [_placed(None if s is None or t is None else cached_zeros(s, t, self._device), ctx)
                         for s, t in zip(plan.out_shapes, plan.out_dtypes or (None,) * len(plan.out_shapes))]
         self._fns: dict = {}
         self._pending = None      # (grads, new_aux) computed by forward, published by backward

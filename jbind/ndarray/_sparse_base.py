@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError, np_dtype
-from ..context import Context, context_of_device
+from ..context import Context, context_of_device, is_alias
 from .ndarray import NDArray, _device_of
 
 STYPES = ("default", "row_sparse", "csr")
@@ -132,7 +132,9 @@ class BaseSparseNDArray(NDArray):
 
     @property
     def context(self) -> Context:
-        return context_of_device(_device_of(self._values))
+        dev = _device_of(self._values)
+        label = getattr(self, "_ctx", None)  # a cpu(i) sharing another's device (see NDArray)
+        return label if label is not None and label.jax_device == dev else context_of_device(dev)
 
     ctx = context
 
@@ -170,8 +172,11 @@ class BaseSparseNDArray(NDArray):
     def copyto(self, other):
         if isinstance(other, Context):
             dev = other.jax_device
-            return type(self)(jax.device_put(self._values, dev), [jax.device_put(a, dev) for a in self._aux],
-                              self._sshape)
+            res = type(self)(jax.device_put(self._values, dev), [jax.device_put(a, dev) for a in self._aux],
+                             self._sshape)
+            if is_alias(other):
+                res._ctx = other
+            return res
         if isinstance(other, NDArray):
             if other is not self:
                 other[:] = self

@@ -9,7 +9,7 @@ from .._memo import Memo
 from ..autograd import _tape
 from ..autograd._state import STATE as _AG
 from ..base import MXNetError
-from ..context import context_of_device, parse
+from ..context import context_of_device, current_context, is_alias, parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
 from ..symbol.lower import matmul_precision
@@ -59,6 +59,11 @@ def invoke(op_name: str, args, kwargs):
         if isinstance(held, NDArray) and new is not None:
             held._data = new
     res = [NDArray(o) for o in outs]
+    label = getattr(next(iter(inputs.values()), None), "_ctx", None) if datas else \
+        (lambda c: c if is_alias(c) else None)(ctx if ctx is not None else current_context())
+    if label is not None:  # outputs on an input's `cpu(i)` label (one sharing another's device)
+        for r in res:
+            r._ctx = label
     if recording:  # the op joins the tape (autograd); its aux updates above are not replayed
         _tape.record_op(op, [inputs[a] for a in slots], datas, nargs, is_train, key, res)
     if out is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _fluent
 from ..autograd._state import STATE as _AG
 from ..base import STYPE_STR_TO_ID, ArgumentError, MXNetError, np_dtype
-from ..context import Context, context_of_device, current_context
+from ..context import Context, context_of_device, current_context, is_alias
 from ..util import is_np_shape
 
 py_slice = slice  # MXNet's name for the builtin (mx.nd.ndarray.py_slice)
@@ -56,7 +56,9 @@ class NDArray:
 
     # `_ag` (set only under autograd: a recorded entry or a marked variable) is left unset
     # otherwise, so creating an array costs what it did before autograd existed.
-    __slots__ = ("_data", "_ag", "__weakref__")
+    # `_ctx` (set only on arrays placed on a `cpu(i)` past JAX's CPU device count) is the
+    # context label the array reports; it shares the device of `cpu(i % n)`.
+    __slots__ = ("_data", "_ag", "_ctx", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data):
@@ -86,9 +88,21 @@ class NDArray:
 
     @property
     def context(self) -> Context:
-        return context_of_device(_device_of(self._data))
+        dev = _device_of(self._data)
+        label = getattr(self, "_ctx", None)
+        if label is not None and label.jax_device == dev:
+            return label
+        return context_of_device(dev)
 
     ctx = context
+
+    def _new(self, data) -> "NDArray":
+        """An NDArray of `data` (computed from this one) with this one's context label."""
+        arr = NDArray(data)
+        label = getattr(self, "_ctx", None)
+        if label is not None:
+            arr._ctx = label
+        return arr
 
     @property
     def stype(self) -> str:
@@ -122,7 +136,7 @@ class NDArray:
     def copy(self) -> "NDArray":
         if _AG.recording:
             return _recorded.call("_copy", self)
-        return NDArray(self._data.copy())
+        return self._new(self._data.copy())
 
     def copyto(self, other):
         if isinstance(other, NDArray):
@@ -131,7 +145,7 @@ class NDArray:
             other[:] = self
             return other
         if isinstance(other, Context):
-            return NDArray(jax.device_put(self._data, other.jax_device))
+            return _placed(jax.device_put(self._data, other.jax_device), other)
         raise TypeError(f"copyto does not support type {type(other).__name__}")
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -145,7 +159,7 @@ class NDArray:
             return self
         if _AG.recording:
             return _recorded.call("Cast", self, dtype=dt.name)
-        return NDArray(self._data.astype(dt))
+        return self._new(self._data.astype(dt))
 
     def reshape(self, *shape, **kwargs) -> "NDArray":
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -161,7 +175,7 @@ class NDArray:
             raise ArgumentError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
         if _AG.recording:
             return _recorded.call("Reshape", self, shape=tuple(target))
-        return NDArray(self._data.reshape(target))
+        return self._new(self._data.reshape(target))
 
     def broadcast_to(self, shape) -> "NDArray":
         """The `broadcast_to` op, after prepending axes of size 1 up to `len(shape)` (as MXNet)."""
@@ -261,7 +275,7 @@ class NDArray:
         if _AG.recording:
             return _recorded.getitem(self, key)
         try:
-            return NDArray(self._data[key])
+            return self._new(self._data[key])
         except (IndexError, TypeError) as e:
             raise IndexError(f"index {key!r} out of range for NDArray of shape {self.shape}: {e}") from None
 
@@ -296,7 +310,7 @@ class NDArray:
         a, b = (o, self._data) if reverse else (self._data, o)
         if fn is jnp.divide and a.dtype == b.dtype and jnp.issubdtype(a.dtype, jnp.integer):
             fn = jax.lax.div  # integers divide to integers, truncated, as MXNet's `/`
-        return NDArray(fn(a, b))
+        return self._new(fn(a, b))
 
     def _iop(self, other, fn):
         if _AG.recording:
@@ -323,8 +337,8 @@ class NDArray:
     def __isub__(self, o): return self._iop(o, jnp.subtract)
     def __imul__(self, o): return self._iop(o, jnp.multiply)
     def __itruediv__(self, o): return self._iop(o, jnp.divide)
-    def __neg__(self): return _recorded.call("negative", self) if _AG.recording else NDArray(-self._data)
-    def __abs__(self): return _recorded.call("abs", self) if _AG.recording else NDArray(jnp.abs(self._data))
+    def __neg__(self): return _recorded.call("negative", self) if _AG.recording else self._new(-self._data)
+    def __abs__(self): return _recorded.call("abs", self) if _AG.recording else self._new(jnp.abs(self._data))
 
     def _cmp(self, o, fn):
         res = self._op(o, fn)
@@ -376,15 +390,25 @@ def _dev(ctx):
     return (ctx if ctx is not None else current_context()).jax_device
 
 
+def _placed(data, ctx) -> NDArray:
+    """An NDArray of `data`, already on `ctx`'s device, that reports `ctx` (or the current
+    context) as its context: the label matters for a `cpu(i)` sharing another's device."""
+    arr = NDArray(data)
+    ctx = ctx if ctx is not None else current_context()
+    if is_alias(ctx):
+        arr._ctx = ctx
+    return arr
+
+
 def array(source_array, ctx=None, dtype=None) -> NDArray:
     if isinstance(source_array, NDArray):
         src = source_array._data
         dtype = np_dtype(dtype) if dtype is not None else src.dtype
-        return NDArray(jax.device_put(src.astype(dtype), _dev(ctx)))
+        return _placed(jax.device_put(src.astype(dtype), _dev(ctx)), ctx)
     if dtype is None:  # MXNet: float32 unless the source is an NDArray
         dtype = np.float32
     a = np.asarray(source_array, dtype=np_dtype(dtype))
-    return NDArray(jax.device_put(a, _dev(ctx)))
+    return _placed(jax.device_put(a, _dev(ctx)), ctx)
 
 
 def _shape(shape):
@@ -411,7 +435,7 @@ def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs) -> NDArra
     if stype not in (None, "default"):
         from .sparse import zeros as sparse_zeros
         return sparse_zeros(stype, shape, ctx, dtype)
-    return _into(NDArray(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx))), out)
+    return _into(_placed(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx)), ctx), out)
 
 
 def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
@@ -425,12 +449,12 @@ def ones(shape, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
 
 def full(shape, val, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
     """An array filled with `val` (with `out`, written into it)."""
-    return _into(NDArray(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx))), out)
+    return _into(_placed(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx)), ctx), out)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs) -> NDArray:
     a = np.arange(start, stop, step, dtype=np_dtype(dtype))
-    return NDArray(jax.device_put(np.repeat(a, repeat), _dev(ctx)))
+    return _placed(jax.device_put(np.repeat(a, repeat), _dev(ctx)), ctx)
 
 
 def concat(*arrays, dim=1) -> NDArray:
