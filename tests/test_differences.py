@@ -70,22 +70,6 @@ def test_monitor_skips_hidden_outputs_and_reports_true_uncomputed_gradients():
     np.testing.assert_allclose(2 * seen["bn_backward_output0"], full.grad_dict["x"].asnumpy(), rtol=1e-4, atol=1e-5)
     assert "_mul" not in "".join(k for k in seen if "backward" in k)  # x*2 needs no gradient: no backward node
 
-def test_monitor_callback_sees_forward_values_only():
-    """set_monitor_callback reports each op's inputs and outputs at forward, as NDArrays; no backward callbacks."""
-    x = mx.sym.Variable("x")
-    exe = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=2, name="fc"), act_type="relu",
-                            name="act").simple_bind(mx.cpu(), x=(1, 3))
-    exe.arg_dict["x"][:] = 1
-    exe.arg_dict["fc_weight"][:] = np.array([[1.0, 1, 1], [-1, -1, -1]])
-    seen = {}
-    exe.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr.asnumpy()), monitor_all=True)
-    exe.forward(is_train=True)
-    exe.backward([mx.nd.ones((1, 2))])
-    assert list(seen) == ["fc_data", "fc_weight", "fc_bias", "fc_output", "act_data", "act_output"]
-    np.testing.assert_array_equal(seen["fc_output"], [[3.0, -3.0]])
-    np.testing.assert_array_equal(seen["act_output"], [[3.0, 0.0]])
-
-
 def test_fix_gamma_leaves_the_gamma_argument_alone():
     """BatchNorm(fix_gamma=True) computes with gamma = 1 but does not write 1 into the gamma array."""
     exe = mx.sym.BatchNorm(mx.sym.Variable("x"), name="bn").simple_bind(mx.cpu(), x=(4, 3))

@@ -248,7 +248,7 @@ class DataParallelExecutorGroup:
                 for e in self.execs:
                     e._publish((), ())  # only writes the zero gradients of BlockGrad-ed arguments
                 return
-            dts = [t for t, loss in zip(plan.out_dtypes, plan.no_head) if not loss]
+            dts = [np.float32 if t is None else t for t, loss in zip(plan.out_dtypes, plan.no_head) if not loss]
             axes = [ax for ax, loss in zip(self.output_layouts, plan.no_head) if not loss]
             heads = [_batch_first((gr._data if isinstance(gr, NDArray) else np.asarray(gr)).astype(t),
                                   self.slices, ax)

@@ -141,7 +141,8 @@ class SpmdRunner:
             return jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters).compile()
         p = self.plan
         train = make_train(g, p.diff, p.add, p.no_head, self._shapes(g))
-        heads = tuple(self._spec(shape, t) for shape, t, loss in zip(p.out_shapes, p.out_dtypes, p.no_head)
+        heads = tuple(self._spec(shape, np.float32 if t is None else t)
+                      for shape, t, loss in zip(p.out_shapes, p.out_dtypes, p.no_head)
                       if not loss)
         n = len(g.arg_names)
         old = tuple(self._spec(p.shapes[k][1], p.np_dtypes[k]) for k in range(n) if p.diff[k] and p.add[k])
