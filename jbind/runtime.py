@@ -49,7 +49,9 @@ def feature_list() -> list:
     from .context import num_gpus
     gpu = num_gpus() > 0
     flags = _cpu_flags()
+    import jax
     on = {"CUDA": gpu, "CUDNN": gpu, "LAPACK": True, "PROFILER": True, "DIST_KVSTORE": True,
+          "INT64_TENSOR_SIZE": bool(jax.config.jax_enable_x64),  # int64 shapes and indices
           **{name: flag in flags for name, flag in _CPU_FLAGS.items()}}
     return [Feature(name, on.get(name, False)) for name in _NAMES]
 
