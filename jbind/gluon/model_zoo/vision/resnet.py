@@ -64,6 +64,15 @@ class BottleneckV1(HybridBlock):
         return F.Activation(self.body(x) + shortcut, act_type="relu")
 
 
+def _preact_start(F, block, x):
+    """The first two BN-ReLU-conv steps of a v2 block and its shortcut (taken after the
+    first BN-ReLU when the block downsamples)."""
+    pre = F.Activation(block.bn1(x), act_type="relu")
+    shortcut = block.downsample(pre) if block.downsample else x
+    y = block.conv2(F.Activation(block.bn2(block.conv1(pre)), act_type="relu"))
+    return y, shortcut
+
+
 class BasicBlockV2(HybridBlock):
     """Pre-activation basic block: BN-ReLU-conv3x3, BN-ReLU-conv3x3, plus the shortcut, which
     (when projected) starts from the first BN-ReLU's output. Arguments as BasicBlockV1."""
@@ -78,10 +87,7 @@ class BasicBlockV2(HybridBlock):
                            if downsample else None)
 
     def hybrid_forward(self, F, x):
-        pre = F.Activation(self.bn1(x), act_type="relu")
-        shortcut = self.downsample(pre) if self.downsample else x
-        y = self.conv1(pre)
-        y = self.conv2(F.Activation(self.bn2(y), act_type="relu"))
+        y, shortcut = _preact_start(F, self, x)
         return y + shortcut
 
 
@@ -102,10 +108,7 @@ class BottleneckV2(HybridBlock):
                            if downsample else None)
 
     def hybrid_forward(self, F, x):
-        pre = F.Activation(self.bn1(x), act_type="relu")
-        shortcut = self.downsample(pre) if self.downsample else x
-        y = self.conv1(pre)
-        y = self.conv2(F.Activation(self.bn2(y), act_type="relu"))
+        y, shortcut = _preact_start(F, self, x)
         y = self.conv3(F.Activation(self.bn3(y), act_type="relu"))
         return y + shortcut
 
