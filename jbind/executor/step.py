@@ -58,7 +58,12 @@ def _build(exe, opt, param_pos, states):
     others = tuple(k for k in range(len(exe.arg_arrays)) if k not in param_pos)
     sharding = SingleDeviceSharding(exe._device)
 
-    def jbind_step(params, other_args, aux, key, counter, opt_states, lrs, wds, ts):
+    def jbind_step(params, other_args, aux, key, counter, opt_states, lr_wd, ts):
+        # The per-parameter learning rates, decays and counts come packed in two arrays:
+        # two host-to-device transfers a step instead of three per parameter.
+        lrs = tuple(lr_wd[0, i] for i in range(len(param_pos)))
+        wds = tuple(lr_wd[1, i] for i in range(len(param_pos)))
+        ts = tuple(ts[i] for i in range(len(param_pos)))
         k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
         outs, grads, new_aux = train(merge_args(param_pos, params, others, other_args), aux, k, (), ())
         by_pos = dict(zip(diff_pos, grads))
@@ -72,13 +77,13 @@ def _build(exe, opt, param_pos, states):
     params = tuple(spec(exe.arg_arrays[k]._data) for k in param_pos)
     other = tuple(spec(exe.arg_arrays[k]._data) for k in others)
     aux = tuple(spec(h._data) for h in exe.aux_arrays)
-    scalars = tuple(jax.ShapeDtypeStruct((), np.float32, sharding=sharding) for _ in param_pos)
-    counts = tuple(jax.ShapeDtypeStruct((), np.int32, sharding=sharding) for _ in param_pos)
+    rates = jax.ShapeDtypeStruct((2, len(param_pos)), np.float32, sharding=sharding)
+    counts = jax.ShapeDtypeStruct((len(param_pos),), np.int32, sharding=sharding)
     st = jax.tree.map(spec, states)
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
     jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
-    return jitted.lower(params, other, aux, kspec, cspec, st, scalars, scalars, counts).compile()
+    return jitted.lower(params, other, aux, kspec, cspec, st, rates, counts).compile()
 
 
 # Buffers this module produced and nobody else holds: only these are donated. Anything
@@ -119,7 +124,7 @@ def run_step(exe, opt, param_pos, state_handles, lrs, wds, ts):
     counter = _random.next_counter()
     outs, grads, new_aux, new_params, new_states = fn(
         params, others, aux, _random.base_key(), counter, states,
-        tuple(np.float32(x) for x in lrs), tuple(np.float32(x) for x in wds), tuple(np.int32(t) for t in ts))
+        np.array((lrs, wds), np.float32).reshape(2, len(param_pos)), np.array(ts, np.int32))
     exe._set_outputs(outs)
     exe._pending = None
     exe._last = None
