@@ -411,9 +411,10 @@ class Module(BaseModule):
             keys = list(totals)
             device = g.param_arrays[keys[0]][0]._data.devices().pop()
             totals = dict(zip(keys, distributed.allreduce_sum([totals[i] for i in keys], device)))
-        for i, total in totals.items():
+        keys = list(totals)
+        self._updater(keys, [NDArray(totals[i]) for i in keys], [g.param_arrays[i][0] for i in keys])
+        for i in keys:
             weights = g.param_arrays[i]
-            self._updater(i, NDArray(total), weights[0])
             for w in weights[1:]:
                 w[:] = weights[0]
 

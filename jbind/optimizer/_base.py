@@ -263,13 +263,51 @@ class Optimizer:
         return (jax.tree.unflatten(treedef, [o[0] for o in out]),
                 jax.tree.unflatten(treedef, [o[1] for o in out]))
 
-    def _compiled_step(self):
-        key = self.fingerprint()
-        fn = self._jit_cache.get(key)
+    def _jitted(self, kind: str, make):
+        """The jitted `kind` function for the current hyper-parameters; a changed fingerprint
+        (momentum, clipping, ... set after creation) drops the stale programs."""
+        fp = self.fingerprint()
+        fn = self._jit_cache.get((kind, fp))
         if fn is None:
-            self._jit_cache.clear()
-            fn = self._jit_cache[key] = jax.jit(self.step)
+            for k in [k for k in self._jit_cache if k[1] != fp]:
+                del self._jit_cache[k]
+            fn = self._jit_cache[(kind, fp)] = jax.jit(make())
         return fn
+
+    def _compiled_step(self):
+        return self._jitted("one", lambda: self.step)
+
+    def _batch_step(self):
+        def run(weights, grads, states, rates, counts):
+            n = len(weights)
+            return self.step_tree(weights, grads, states, tuple(rates[0, i] for i in range(n)),
+                                  tuple(rates[1, i] for i in range(n)), tuple(counts[i] for i in range(n)))
+        return self._jitted("batch", lambda: run)
+
+    def _can_batch(self, weights, grads) -> bool:
+        """Every update is this class's functional `step` on dense arrays with per-parameter
+        state, so a list of them can run as one compiled call with the same numbers."""
+        cls = type(self)
+        shared = (cls._functional_state is not Optimizer._functional_state
+                  or cls._store_state is not Optimizer._store_state)  # state shared across parameters (Nadam)
+        return (cls.update is Optimizer.update and cls.update_multi_precision is Optimizer.update_multi_precision
+                and not shared and all(type(a) is NDArray for a in weights) and all(type(a) is NDArray for a in grads))
+
+    def update_batch(self, indices, weights, grads, states) -> None:
+        """`update` of several parameters, as one compiled call where `_can_batch` allows
+        (each index counted, and its rate and decay taken, as `update` does)."""
+        if len(indices) < 2 or not self._can_batch(weights, grads):
+            for i, w, g, s in zip(indices, weights, grads, states):
+                self.update_multi_precision(i, w, g, s)
+            return
+        lrs, wds, ts = self.prepare(list(indices))
+        new_weights, new_states = self._batch_step()(
+            tuple(w._data for w in weights), tuple(g._data for g in grads),
+            tuple(self._functional_state(s) for s in states),
+            np.array((lrs, wds), np.float32).reshape(2, len(indices)), np.array(ts, np.int32))
+        for w, s, nw, ns in zip(weights, states, new_weights, new_states):
+            w._data = nw
+            self._store_state(s, ns)
 
     # --- MXNet's imperative API -----------------------------------------------------------------
     def create_state(self, index, weight: NDArray):
@@ -336,16 +374,15 @@ class Updater:
             index, grad, weight = [index], [grad], [weight]
         if weight:
             self.optimizer._set_current_context(weight[0].context.device_id)
-        for i, w, g in zip(index, weight, grad):
-            if isinstance(i, bytes):
-                i = i.decode()
+        index = [i.decode() if isinstance(i, bytes) else i for i in index]
+        for i, w in zip(index, weight):
             if i not in self.states:
                 self.states[i] = self.optimizer.create_state_multi_precision(i, w)
                 self.states_synced[i] = True
             elif not self.states_synced[i]:
                 self.states[i] = self.sync_state_context(self.states[i], w.context)
                 self.states_synced[i] = True
-            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+        self.optimizer.update_batch(index, list(weight), list(grad), [self.states[i] for i in index])
 
     def sync_state_context(self, state, context):
         if isinstance(state, NDArray):
