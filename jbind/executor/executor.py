@@ -168,10 +168,12 @@ class Executor:
             h[:] = value
         args = tuple(h._data for h in self.arg_arrays)
         aux = tuple(h._data for h in self.aux_arrays)
-        key = _random.base_key()
         # Inference keeps counter 0 (the training stream does not depend on how often a
         # model is evaluated) unless the graph samples at inference: then each forward draws anew.
-        counter = _random.next_counter() if is_train or self._draws_at_inference() else np.uint32(0)
+        if is_train or self._draws_at_inference():
+            key, counter = _random.next_draw()
+        else:
+            key, counter = _random.base_key(), np.uint32(0)
         self._pending = None
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)

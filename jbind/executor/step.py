@@ -121,9 +121,9 @@ def run_step(exe, opt, param_pos, state_handles, lrs, wds, ts):
     others = tuple(exe.arg_arrays[k]._data for k in range(len(exe.arg_arrays)) if k not in param_pos)
     params = tuple(exe.arg_arrays[k]._data for k in param_pos)
     aux = tuple(h._data for h in exe.aux_arrays)
-    counter = _random.next_counter()
+    key, counter = _random.next_draw()
     outs, grads, new_aux, new_params, new_states = fn(
-        params, others, aux, _random.base_key(), counter, states,
+        params, others, aux, key, counter, states,
         np.array((lrs, wds), np.float32).reshape(2, len(param_pos)), np.array(ts, np.int32))
     exe._set_outputs(outs)
     exe._pending = None
