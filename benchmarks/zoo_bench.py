@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batches", default="1,32", help="comma-separated batch sizes")
     p.add_argument("--reps", type=int, default=10, help="steady inference calls per batch (median reported)")
     p.add_argument("--train-reps", type=int, default=5, help="steady training steps per batch (0: no training)")
-    p.add_argument("--quick", action="store_true", help="CI smoke: tiny network, batch 1 and 2, 2 repeats")
+    p.add_argument("--quick", action="store_true",
+                   help="CI smoke defaults: tiny network, batch 1 and 2, 2 repeats, a temporary cache")
     p.add_argument("--cache", default=os.path.expanduser("~/.cache/jbind-zoo"), help="exported checkpoints")
     p.add_argument("--export-with", choices=("auto", "mxnet", "jbind"), default="auto",
                    help="whose model zoo exports missing checkpoints (auto: MXNet if it runs)")
@@ -275,12 +276,13 @@ def all_checks_pass(report: dict) -> bool:
 
 
 def run(argv=None) -> dict:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    if p.parse_args(argv).quick:      # smoke sizes replace the defaults; options given still win
+        p.set_defaults(models="tiny", batches="1,2", reps=2, train_reps=2, cache=None)
+    args = p.parse_args(argv)
     temp_cache = None
-    if args.quick:
-        args.models, args.batches, args.reps, args.train_reps = "tiny", "1,2", 2, min(args.train_reps, 2)
-        if "--cache" not in (argv if argv is not None else sys.argv[1:]):
-            args.cache = temp_cache = tempfile.mkdtemp(prefix="zoo_quick_")
+    if args.cache is None:
+        args.cache = temp_cache = tempfile.mkdtemp(prefix="zoo_quick_")
     names = [m for m in args.models.split(",") if m]
     unknown = sorted(set(names) - set(zoo_export.ZOO) - {"tiny"})
     if unknown:
