@@ -15,9 +15,9 @@ ORDER = ("bind", "compile", "train", "step", "memory")
 
 
 def _module(name):
-    from . import _bind, _compile, _gluon, _memory, _step, _train
+    from . import _bind, _compile, _gluon, _memory, _step, _train, _zoo
     return {"bind": _bind, "compile": _compile, "train": _train, "step": _step, "memory": _memory,
-            "gluon": _gluon}[name]
+            "gluon": _gluon, "zoo": _zoo}[name]
 
 
 def _title(name: str, cfg: Config) -> str:
@@ -40,6 +40,9 @@ def _title(name: str, cfg: Config) -> str:
     if name == "gluon":
         return ("gluon: examples/gluon_word_lm.py on jbind, the same script on MXNet 1.9.1, PyTorch's "
                 "word_language_model; one core each (benchmarks/gluon_lm_bench.py)")
+    if name == "zoo":
+        return (f"zoo: Gluon model zoo checkpoints through Module, jbind vs MXNet 1.9.1 (ratio jbind / MXNet), "
+                f"batch {', '.join(map(str, cfg.zoo_batches))}; one core each (benchmarks/zoo_bench.py)")
     return (f"memory: seed model, {len(cfg.memory_buckets)} buckets then {cfg.memory_groups} more groups "
             f"(one context)")
 
@@ -67,10 +70,25 @@ def parser() -> argparse.ArgumentParser:
              "step": "one train step of the seed model per bucket; binder overhead ratio",
              "memory": "parameter and aux bytes alive across buckets and groups",
              "gluon": "Gluon word LM vs MXNet 1.9.1 and PyTorch, one core each (needs their venvs)",
-             "all": "everything, briefly (not gluon)"}
-    for name, text in helps.items():
-        sub.add_parser(name, parents=[common], help=text, description=text)
+             "zoo": "Gluon model zoo CNNs, inference and a train step vs MXNet 1.9.1, one core each",
+             "all": "everything, briefly (not gluon, zoo)"}
+    subs = {name: sub.add_parser(name, parents=[common], help=text, description=text) for name, text in helps.items()}
+    zoo = subs["zoo"]
+    zoo.add_argument("--models", metavar="A,B", help="comma-separated model names (default: all ten)")
+    zoo.add_argument("--batches", metavar="N,M", help="comma-separated batch sizes (default 1,32)")
+    zoo.add_argument("--cache", metavar="DIR", help="exported checkpoints (default ~/.cache/jbind-zoo)")
     return p
+
+
+def _zoo_options(args, cfg: Config) -> Config:
+    try:
+        batches = tuple(int(b) for b in args.batches.split(",") if b) if args.batches else cfg.zoo_batches
+    except ValueError:
+        raise BenchError(f"--batches {args.batches!r}: give comma-separated integers such as 1,32") from None
+    if not batches or min(batches) < 1:
+        raise BenchError(f"--batches {args.batches!r}: each batch size must be at least 1")
+    models = tuple(m for m in args.models.split(",") if m) if args.models else cfg.zoo_models
+    return dataclasses.replace(cfg, zoo_models=models, zoo_batches=batches, zoo_cache=args.cache or cfg.zoo_cache)
 
 
 def _meta(args, cfg, seconds) -> dict:
@@ -101,6 +119,8 @@ def run(argv=None) -> int:
         if args.num_layers < 1:
             raise BenchError(f"--num-layers {args.num_layers}: need at least one layer")
         cfg = dataclasses.replace(cfg, lm_model=(args.num_layers,) + tuple(cfg.lm_model[1:]))
+    if args.command == "zoo":
+        cfg = _zoo_options(args, cfg)
     from ..compile import persistent_cache_dir
     import jax
     print(f"jbind-bench {args.command}{' --quick' if cfg.quick else ''}: jax {jax.__version__} on "

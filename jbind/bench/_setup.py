@@ -53,6 +53,11 @@ class Config:
     memory_buckets: tuple = (10, 20, 30, 40, 50, 60)
     memory_groups: int = 4
     child_timeout: int = 1800
+    # zoo: Gluon model zoo checkpoints vs MXNet 1.9.1 (benchmarks/zoo_bench.py; () = all its models)
+    zoo_models: tuple = ()
+    zoo_batches: tuple = (1, 32)
+    zoo_reps: int = 10
+    zoo_cache: str = ""
 
     @classmethod
     def full(cls, brief: bool = False, repeat: int | None = None) -> "Config":
@@ -66,7 +71,7 @@ class Config:
                   bind_repeat=2, lm_model=(1, 8, 8), compile_lengths=(3,), compile_repeat=1,
                   restart_warm_runs=1, train_buckets=(5, 10), train_batches=3, train_repeat=1,
                   step_model=tiny, step_buckets=(2, 4), step_repeat=3, memory_buckets=(2, 4),
-                  memory_groups=2, child_timeout=300)
+                  memory_groups=2, child_timeout=300, zoo_models=("tiny",), zoo_batches=(1, 2), zoo_reps=2)
         return cfg.with_repeat(repeat)
 
     def with_repeat(self, repeat: int | None) -> "Config":
@@ -75,7 +80,7 @@ class Config:
         if repeat < 1:
             raise BenchError(f"--repeat must be at least 1, got {repeat}")
         return dataclasses.replace(self, bind_repeat=repeat, compile_repeat=repeat, restart_warm_runs=repeat,
-                                   train_repeat=repeat, step_repeat=repeat)
+                                   train_repeat=repeat, step_repeat=repeat, zoo_reps=repeat)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)

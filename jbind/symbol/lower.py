@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError
-from . import _heads, rolled
+from . import _bnfold, _heads, rolled
 from .graph import Graph
 
 
@@ -48,6 +48,8 @@ def make_forward(g: Graph, shapes=None, probed=False):
     op_nodes = [i for i, op in enumerate(ops) if op is not None]
     heads = {} if probed else _heads.plan(g)  # SoftmaxOutput node -> the FullyConnected it may fuse with
     fused_fc = set(heads.values())
+    bnfold = {} if probed else _bnfold.plan(g, shapes)  # inference BatchNorm node -> its Convolution node
+    folded_conv = set(bnfold.values())
     loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() and not probed else None
 
     def forward(args, aux, key, is_train, probes=None):
@@ -64,9 +66,14 @@ def make_forward(g: Graph, shapes=None, probed=False):
         deferred = set()
 
         def lower_node(ni):
-            if ni in fused_fc and ni not in deferred:  # lowered with its SoftmaxOutput
-                deferred.add(ni)
+            if (ni in fused_fc or (ni in folded_conv and not is_train)) and ni not in deferred:
+                deferred.add(ni)  # lowered with its SoftmaxOutput, or with its BatchNorm folded in
                 return
+            conv = bnfold.get(ni) if not is_train else None
+            if conv in deferred:
+                if fold_bn(ni, conv):
+                    return
+                lower_node(conv)  # these dtypes don't fold: the convolution as written
             fc = heads.get(ni)
             if fc in deferred:
                 if lower_head(ni, fc):
@@ -91,6 +98,19 @@ def make_forward(g: Graph, shapes=None, probed=False):
                 vals[off + k] = o
             for k, v in zip(aux_of[ni], upd):
                 new_aux[k] = v
+
+        def fold_bn(ni, conv):
+            ent = g.in_entries[ni]
+            try:
+                out = _bnfold.lower(ops[ni], ops[conv], [vals[e] for e in g.in_entries[conv]],
+                                    [vals[e] for e in ent[:3]], [vals[e] for e in ent[3:]])
+            except Exception as e:
+                raise MXNetError(f"BatchNorm '{g.nodes[ni].name}' folded into Convolution "
+                                 f"'{g.nodes[conv].name}': lowering failed: {type(e).__name__}: {e}") from e
+            if out is None:
+                return False
+            vals[g.offsets[ni]] = out
+            return True
 
         def lower_head(ni, fc):
             fc_ins = [vals[e] for e in g.in_entries[fc]]
