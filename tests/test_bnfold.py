@@ -78,7 +78,7 @@ def test_training_forward_is_not_folded(monkeypatch):
     np.testing.assert_array_equal(a[0], b[0])
 
 
-def test_float16_data_keeps_the_batchnorm(monkeypatch):
+def test_float16_data_keeps_the_batchnorm(monkeypatch, fold_switch):
     """BatchNorm normalises float16 data in float32 (its parameters' dtype): no fold, same values."""
     calls = []
     real = _bnfold.lower
@@ -87,3 +87,17 @@ def test_float16_data_keeps_the_batchnorm(monkeypatch):
     exe = sym.simple_bind(mx.cpu(), data=(2, 4, 6, 6), type_dict={"data": np.float16}, grad_req="null")
     exe.forward(is_train=False)
     assert calls == [None] and exe.outputs[0].dtype == np.float16
+
+
+
+def test_folding_is_off_unless_asked():
+    """A fresh process folds nothing unless JBIND_BN_FOLD=1 is set."""
+    import os
+    import subprocess
+    import sys
+    code = "from jbind.symbol import _bnfold; print(_bnfold._state['on'])"
+    env = {k: v for k, v in os.environ.items() if k != "JBIND_BN_FOLD"}
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    on = subprocess.run([sys.executable, "-c", code], env={**env, "JBIND_BN_FOLD": "1"}, capture_output=True,
+                        text=True, check=True)
+    assert (off.stdout.strip(), on.stdout.strip()) == ("False", "True")
