@@ -8,7 +8,7 @@ Writes tests/golden/image/: `images.rec` / `images.idx` (PNG images packed with
 mx.recordio.pack, so decoding is lossless in both libraries), `resize.npz` (mx.image.imresize
 of one image by each interpolation, enlarging and shrinking), `decode.npz` (imdecode flag 1
 and 0, to_rgb 0 and 1) and `reciter.npz` (ImageRecordIter batches for several settings
-that draw no random numbers). Deterministic: the same bytes at every run. Needs only numpy
+that draw no random numbers), `imageiter.npz` (mx.image.ImageIter, center crop and normalization). Deterministic: the same bytes at every run. Needs only numpy
 and mxnet (the PNG encoder is written here with zlib).
 """
 import os
@@ -91,6 +91,16 @@ def main():
                 out[f"{name}_e{e}_b{b}_label"] = batch.label[0].asnumpy()
                 out[f"{name}_e{e}_b{b}_pad"] = np.array(batch.pad)
     np.savez(os.path.join(OUT, "reciter.npz"), **out)
+
+    # mx.image.ImageIter without random augmenters: center crop, mean and std
+    it = mx.image.ImageIter(batch_size=3, data_shape=(3, 20, 24), path_imgrec=rec_path, path_imgidx=idx_path,
+                            mean=True, std=True, resize=26)
+    out = {}
+    for b, batch in enumerate(it):
+        out[f"b{b}_data"] = batch.data[0].asnumpy()
+        out[f"b{b}_label"] = batch.label[0].asnumpy()
+        out[f"b{b}_pad"] = np.array(batch.pad)
+    np.savez(os.path.join(OUT, "imageiter.npz"), **out)
 
 
 if __name__ == "__main__":
