@@ -4,9 +4,9 @@ bilinear, bicubic, area, Lanczos), `cv::warpAffine` (bilinear, constant border),
 
 Arrays are HWC (or HW). OpenCV computes uint8 results in fixed point; these kernels compute
 in float and round, so a uint8 pixel can differ from OpenCV's by one (two after bicubic
-or Lanczos ringing near a clipped edge). Resizing is separable: one weight matrix per axis,
-applied with two matrix products, which release the GIL (ImageRecordIter's decoding threads
-run in parallel).
+or Lanczos ringing near a clipped edge). Resizing is separable: a few taps per output pixel on each
+axis, gathered and summed by numpy (which releases the GIL, so ImageRecordIter's decoding
+threads run in parallel).
 """
 from __future__ import annotations
 
@@ -32,18 +32,20 @@ def _lanczos4(x: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _weights(src: int, dst: int, method: int) -> np.ndarray:
-    """The (dst, src) matrix of one axis: out = W @ in, borders replicated as OpenCV does."""
+def _taps(src: int, dst: int, method: int):
+    """One axis's filter: (index, weight) arrays of shape (dst, K), out[d] = sum_k w[d, k] * in[index[d, k]],
+    indices clamped to the edge (OpenCV replicates the border pixel)."""
     scale = 1.0 / (dst / src)  # as OpenCV computes it (1/fx): floor(d * scale) rounds as it does
-    w = np.zeros((dst, src), np.float64)
     d = np.arange(dst)
     if method == AREA and scale >= 1:
         # each output pixel averages the input interval [d*scale, (d+1)*scale)
-        for i in range(dst):
-            lo, hi = i * scale, (i + 1) * scale
-            for s in range(int(math.floor(lo)), min(int(math.ceil(hi)), src)):
-                w[i, s] = (min(hi, s + 1) - max(lo, s)) / scale
-        return w.astype(np.float32)
+        k = int(math.ceil(scale)) + 1
+        lo = d * scale
+        first = np.floor(lo).astype(np.int64)
+        idx = first[:, None] + np.arange(k)[None, :]
+        cover = np.minimum(lo[:, None] + scale, idx + 1) - np.maximum(lo[:, None], idx)
+        weight = np.where((cover > 0) & (idx < src), cover, 0.0) / scale
+        return np.minimum(idx, src - 1), weight.astype(np.float32)
     if method == AREA:  # enlarging: OpenCV's bilinear variant for INTER_AREA
         base = np.floor(d * scale).astype(np.int64)
         frac = ((d + 1) - (base + 1) * (dst / src)).astype(np.float32)  # float, as OpenCV rounds it
@@ -69,9 +71,19 @@ def _weights(src: int, dst: int, method: int) -> np.ndarray:
             coef = [_lanczos4(frac - k) for k in ks]
             total = sum(coef)
             coef = [c / total for c in coef]
-    for t, c in zip(taps, coef):
-        np.add.at(w, (d, np.clip(t, 0, src - 1)), c)
-    return w.astype(np.float32)
+    idx = np.clip(np.stack(taps, 1), 0, src - 1)
+    return idx, np.stack(coef, 1).astype(np.float32)
+
+
+def _filter(x: np.ndarray, axis: int, src: int, dst: int, method: int) -> np.ndarray:
+    idx, weight = _taps(src, dst, method)
+    shape = [1] * x.ndim
+    shape[axis] = dst
+    out = None
+    for k in range(idx.shape[1]):
+        term = np.take(x, idx[:, k], axis=axis) * weight[:, k].reshape(shape)
+        out = term if out is None else out + term
+    return out
 
 
 def resize(img: np.ndarray, w: int, h: int, method: int) -> np.ndarray:
@@ -89,10 +101,11 @@ def resize(img: np.ndarray, w: int, h: int, method: int) -> np.ndarray:
         xs = np.minimum(np.floor(np.arange(w) * (1.0 / (w / src_w))).astype(np.int64), src_w - 1)
         return img[ys][:, xs]
     x = img.astype(np.float32)
-    flat = x.reshape(src_h, src_w, -1)
-    tmp = np.tensordot(_weights(src_h, h, method), flat, axes=(1, 0))       # (h, src_w, c)
-    out = np.tensordot(tmp, _weights(src_w, w, method), axes=(1, 1))        # (h, c, w)
-    out = out.transpose(0, 2, 1).reshape((h, w) + img.shape[2:])
+    # filter the axis that shrinks most first: the second pass then works on less data
+    if h / src_h <= w / src_w:
+        out = _filter(_filter(x, 0, src_h, h, method), 1, src_w, w, method)
+    else:
+        out = _filter(_filter(x, 1, src_w, w, method), 0, src_h, h, method)
     return _like(out, img.dtype)
 
 
