@@ -432,7 +432,8 @@ class NDArrayIter(DataIter):
 
 
 _ELSEWHERE = {"PrefetchingIter": "prefetch", "CSVIter": "io_iters", "MXDataIter": "io_iters", "MNISTIter": "io_mnist",
-              "ImageRecordIter": "io_image"}
+              "ImageRecordIter": "io_image", "ImageRecordUInt8Iter": "io_image",
+              "ImageRecordInt8Iter": "io_image"}
 
 
 def __getattr__(name):  # iterators in modules of their own (they need this one), loaded on first use

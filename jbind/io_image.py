@@ -195,3 +195,13 @@ class ImageRecordIter(MXDataIter):
                 pool.shutdown(wait=False, cancel_futures=True)
             except Exception:  # noqa: BLE001 - at interpreter exit the executor's modules may be gone
                 pass
+
+
+def ImageRecordUInt8Iter(**kwargs) -> ImageRecordIter:  # noqa: N802 - MXNet's name
+    """`ImageRecordIter` with dtype uint8: raw pixels, no mean / std / scale."""
+    return ImageRecordIter(**{**kwargs, "dtype": "uint8"})
+
+
+def ImageRecordInt8Iter(**kwargs) -> ImageRecordIter:  # noqa: N802 - MXNet's name
+    """`ImageRecordIter` with dtype int8: pixels minus the rounded mean, saturated to int8."""
+    return ImageRecordIter(**{**kwargs, "dtype": "int8"})

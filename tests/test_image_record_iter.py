@@ -118,6 +118,9 @@ def test_gray_uint8_and_multi_labels(tmp_path):
     kw = dict(path_imgrec=str(tmp_path / "m.rec"), batch_size=3, label_width=2)
     raw = next(mx.io.ImageRecordIter(data_shape=(3, 10, 12), dtype="uint8", **kw))
     assert raw.data[0].dtype == np.uint8
+    np.testing.assert_array_equal(next(mx.io.ImageRecordUInt8Iter(data_shape=(3, 10, 12), **kw)).data[0].asnumpy(),
+                                  raw.data[0].asnumpy())
+    assert next(mx.io.ImageRecordInt8Iter(data_shape=(3, 10, 12), **kw)).data[0].dtype == np.int8
     np.testing.assert_array_equal(raw.data[0].asnumpy(), np.stack(imgs).transpose(0, 3, 1, 2))  # RGB
     np.testing.assert_array_equal(raw.label[0].asnumpy(), [[0, 10], [1, 11], [2, 12]])
     gray = next(mx.io.ImageRecordIter(data_shape=(1, 10, 12), **kw)).data[0].asnumpy()
