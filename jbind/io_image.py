@@ -176,7 +176,7 @@ class ImageRecordIter(MXDataIter):
             label[i], index[i] = lab, rid
         if self._label_width == 1:
             label = label[:, 0]
-        self._batch = (data, label, pad if not self._round_batch else (pad and self._overflow), index)
+        self._batch = (data, label, pad, index)
         return True
 
     def _before_first(self) -> None:
@@ -184,7 +184,7 @@ class ImageRecordIter(MXDataIter):
             for f in self._pending[1]:
                 f.cancel()
             self._pending = None
-        restart = self._overflow if (self._round_batch and not self._shuffle) else 0
+        restart = self._overflow % len(self._order) if (self._round_batch and not self._shuffle) else 0
         self._new_order()
         self._pos, self._overflow = restart, 0
 

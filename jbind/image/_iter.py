@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import numbers
 import os
+import random
 
 import numpy as np
 
@@ -128,7 +129,6 @@ class ImageIter(DataIter):
     def reset(self):
         """Back to the first image (shuffled again if `shuffle`); a rolled-over batch is kept."""
         if self.seq is not None and self.shuffle:
-            import random
             random.shuffle(self.seq)
         if self.last_batch_handle != "roll_over" or self._cache is None:
             if self.imgrec is not None:
