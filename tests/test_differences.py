@@ -706,3 +706,12 @@ def test_image_record_iter_warps_bilinearly():
     outs = [next(mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2, rotate=30,
                                        inter_method=m)).data[0].asnumpy() for m in (2, 1)]
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_lbsgd_keeps_its_gradient_sum_in_the_state():
+    """LBSGD's state is (momentum, gradient sum); MXNet's is the momentum, the sum kept in the optimizer."""
+    opt = mx.optimizer.create("lbsgd", momentum=0.9, batch_scale=2)
+    w = mx.nd.ones((2,))
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.ones((2,)), state)
+    assert isinstance(state, tuple) and len(state) == 2 and (state[1].asnumpy() == 1).all()
