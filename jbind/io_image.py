@@ -34,7 +34,7 @@ _STDS = ("std_r", "std_g", "std_b", "std_a")
 # accepted and without effect here: MXNet's logging, its prefetch depth and device placement
 _IGNORED = ("verbose", "prefetch_buffer", "ctx", "device_id", "shuffle_chunk_seed", "aug_seq")
 # MXNet options jbind does not implement: refused by name rather than silently ignored
-_UNSUPPORTED = ("mean_img", "path_imglist", "shuffle_chunk_size", "rotate_list", "label_map")
+_UNSUPPORTED = ("path_imglist", "shuffle_chunk_size", "rotate_list", "label_map")
 _DTYPES = ("float32", "float16", "uint8", "int8")
 
 
@@ -60,13 +60,15 @@ class ImageRecordIter(MXDataIter):
 
     Data are (batch, C, H, W) in `dtype` (float32: (pixel - mean) * scale / std; uint8 and int8:
     raw pixels, int8 minus the rounded mean), RGB order; labels (batch,) or (batch, label_width)
-    float32. Options MXNet has and jbind does not (`mean_img`, `path_imglist`,
-    `shuffle_chunk_size`) raise MXNetError; an unknown option raises too.
+    float32. `mean_img` is loaded, or computed over the data and saved, as MXNet does.
+    Options MXNet has and jbind does not (`path_imglist`, `shuffle_chunk_size`) raise
+    MXNetError; an unknown option raises too.
     """
 
     def __init__(self, *, path_imgrec=None, data_shape=None, batch_size=None, path_imgidx="", label_width=1,
                  shuffle=False, seed=0, num_parts=1, part_index=0, preprocess_threads=4, round_batch=True,
-                 dtype="float32", seed_aug=None, data_name="data", label_name="softmax_label", **kwargs):
+                 dtype="float32", seed_aug=None, data_name="data", label_name="softmax_label", mean_img="",
+                 **kwargs):
         unknown = sorted(set(kwargs) - set(_FLOATS + _INTS + _BOOLS + _MEANS + _STDS + _IGNORED + _UNSUPPORTED
                                            + ("min_aspect_ratio",)))
         if unknown:
@@ -116,10 +118,33 @@ class ImageRecordIter(MXDataIter):
         self._order = list(self._offsets)
         self._pos, self._overflow, self._count = 0, 0, 0
         self._pending = None
+        self._mean_img = self._mean_image(mean_img) if mean_img else None
         _LOG.info("ImageRecordIter: %s, %d records, %d threads for decoding", path_imgrec, len(self._offsets),
                   self._pool._max_workers)
         self._new_order()
         super().__init__(data_name, label_name)
+
+    def _mean_image(self, path: str) -> np.ndarray:
+        """MXNet's mean_img: the (C, H, W) array saved in `path`, or, if there is no such file,
+        the mean of this part's processed images, saved there first (as mx.nd.save does)."""
+        from . import ndarray as nd  # noqa: PLC0415
+        shape = self._params.data_shape
+        if os.path.exists(path):
+            loaded = nd.load(path)
+            arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
+            if len(arrays) != 1 or tuple(arrays[0].shape) != shape:
+                raise MXNetError(f"ImageRecordIter: mean_img {path!r} must hold one array of shape {shape}, "
+                                 f"found {[tuple(a.shape) for a in arrays]}")
+            return arrays[0].asnumpy().astype(np.float32)
+        _LOG.info("ImageRecordIter: cannot find %s: create mean image, this will take some time...", path)
+        total = np.zeros(shape, np.float64)
+        for offset in self._offsets:
+            _, _, img = self._read(offset)
+            total += _recaug.process(img, self._params, int(self._rng.integers(0, 2 ** 63)))
+        mean = (total / len(self._offsets)).astype(np.float32)
+        nd.save(path, {"mean_img": nd.array(mean)})
+        _LOG.info("ImageRecordIter: saved mean image to %s", path)
+        return mean
 
     def _new_order(self):
         if self._shuffle:
@@ -157,7 +182,8 @@ class ImageRecordIter(MXDataIter):
         seeds = ([self._seed_aug + self._count + i for i in range(len(records))] if self._seed_aug is not None
                  else self._rng.integers(0, 2 ** 63, len(records)).tolist())
         self._count += len(records)
-        futures = [self._pool.submit(_recaug.process, img, self._params, s) for (_, _, img), s in zip(records, seeds)]
+        futures = [self._pool.submit(_recaug.process, img, self._params, s, self._mean_img)
+                   for (_, _, img), s in zip(records, seeds)]
         return records, futures, pad
 
     def _advance(self) -> bool:

@@ -690,8 +690,8 @@ def test_image_record_iter_short_last_batch_reports_its_pad():
     assert [b.pad for b in batches] == [0, 1] and (batches[1].data[0].asnumpy()[3] == 0).all()
 
 
-def test_image_record_iter_refuses_mean_img():
-    """ImageRecordIter refuses mean_img, path_imglist and shuffle_chunk_size (not implemented) by name."""
+def test_image_record_iter_refuses_path_imglist():
+    """ImageRecordIter refuses path_imglist and shuffle_chunk_size (not implemented) by name."""
     import os
     rec = os.path.join(os.path.dirname(__file__), "golden", "image", "images.rec")
     with pytest.raises(mx.MXNetError, match="path_imglist"):

@@ -93,8 +93,10 @@ def test_partitions_and_shuffle():
 def test_options_are_checked():
     with pytest.raises(MXNetError, match=r"unknown option\(s\) \['rand_flip'\]"):
         _it(data_shape=(3, 20, 20), batch_size=2, rand_flip=True)
-    with pytest.raises(MXNetError, match=r"\['mean_img'\] are not supported"):
-        _it(data_shape=(3, 20, 20), batch_size=2, mean_img="mean.bin")
+    with pytest.raises(MXNetError, match=r"\['shuffle_chunk_size'\] are not supported"):
+        _it(data_shape=(3, 20, 20), batch_size=2, shuffle_chunk_size=4)
+    with pytest.raises(MXNetError, match="mean_img .* must hold one array of shape"):
+        _it(data_shape=(3, 20, 20), batch_size=2, mean_img=os.path.join(GOLDEN, "mean.bin"))
     with pytest.raises(MXNetError, match="no such file"):
         _it(path_imgrec="/nonexistent.rec", data_shape=(3, 20, 20), batch_size=2)
     with pytest.raises(MXNetError, match="inter_method"):
@@ -167,3 +169,18 @@ def test_warp_affine_identity_and_shift():
     shifted = _cv.warp_affine(img, np.array([[1.0, 0, 2], [0, 1.0, 1]]), 7, 6, 9)
     np.testing.assert_array_equal(shifted[1:, 2:], img[:-1, :-2])
     assert (shifted[0] == 9).all() and (shifted[:, :2] == 9).all()
+
+
+def test_mean_img_is_made_and_used_as_mxnet(tmp_path):
+    """Without the file, the mean of the processed images is computed and saved (MXNet's mean.bin
+    within float rounding); with it, each pixel loses its own mean, before the mirror."""
+    z = np.load(os.path.join(GOLDEN, "meanimg.npz"))
+    path = str(tmp_path / "mean.bin")
+    it = _it(data_shape=(3, 24, 24), batch_size=4, mean_img=path)
+    ref = mx.nd.load(os.path.join(GOLDEN, "mean.bin"))["mean_img"].asnumpy()
+    np.testing.assert_allclose(mx.nd.load(path)["mean_img"].asnumpy(), ref, atol=1e-4)
+    for b, batch in enumerate(it):
+        np.testing.assert_allclose(batch.data[0].asnumpy(), z[f"create_b{b}_data"], atol=1e-4)
+    it = _it(data_shape=(3, 24, 24), batch_size=4, mean_img=os.path.join(GOLDEN, "mean.bin"), mirror=True, scale=0.5)
+    for b, batch in enumerate(it):
+        np.testing.assert_allclose(batch.data[0].asnumpy(), z[f"load_b{b}_data"], atol=1e-4)

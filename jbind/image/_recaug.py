@@ -205,8 +205,11 @@ def augment(img: np.ndarray, p: AugParams, rng) -> np.ndarray:
     return res
 
 
-def process(buf: bytes, p: AugParams, seed: int) -> np.ndarray:
-    """Encoded image bytes -> CHW array of `p.out_dtype`, normalized and maybe mirrored."""
+def process(buf: bytes, p: AugParams, seed: int, mean_img=None) -> np.ndarray:
+    """Encoded image bytes -> CHW array of `p.out_dtype`, normalized and maybe mirrored.
+
+    `mean_img` (C, H, W), if given, replaces the per-channel mean (`mean_img` of MXNet's,
+    subtracted before the mirror, as MXNet does)."""
     rng = np.random.default_rng(seed)
     channels = p.data_shape[0]
     img = _codec.decode(buf, {1: 0, 3: 1, 4: -1}[channels])
@@ -214,16 +217,19 @@ def process(buf: bytes, p: AugParams, seed: int) -> np.ndarray:
         raise MXNetError(f"ImageRecordIter: an image has {img.shape[2]} channels, data_shape asks for {channels}")
     res = augment(img, p, rng)
     mirrored = (p.rand_mirror and rng.random() < 0.5) or p.mirror
-    if mirrored:
-        res = res[:, ::-1]
     chw = res.transpose(2, 0, 1)
     if p.out_dtype == "uint8":
-        return np.ascontiguousarray(chw)
-    mean = np.asarray(p.mean[:channels], np.float32).reshape(-1, 1, 1)
-    if p.out_dtype == "int8":
-        return np.clip(chw.astype(np.int16) - np.rint(mean).astype(np.int16), -128, 127).astype(np.int8)
-    contrast = (rng.random() * p.max_random_contrast * 2 - p.max_random_contrast + 1) * p.scale
-    illumination = (rng.random() * p.max_random_illumination * 2 - p.max_random_illumination) * p.scale
-    std = np.asarray(p.std[:channels], np.float32).reshape(-1, 1, 1)
-    out = (chw.astype(np.float32) - mean) * (np.float32(contrast) / std) + np.float32(illumination) / std
-    return out.astype(p.out_dtype)
+        out = chw
+    else:
+        mean = np.asarray(p.mean[:channels], np.float32).reshape(-1, 1, 1)
+        if p.out_dtype == "int8":
+            out = np.clip(chw.astype(np.int16) - np.rint(mean).astype(np.int16), -128, 127).astype(np.int8)
+        else:
+            if mean_img is not None:
+                mean = mean_img
+            contrast = (rng.random() * p.max_random_contrast * 2 - p.max_random_contrast + 1) * p.scale
+            illumination = (rng.random() * p.max_random_illumination * 2 - p.max_random_illumination) * p.scale
+            std = np.asarray(p.std[:channels], np.float32).reshape(-1, 1, 1)
+            out = (chw.astype(np.float32) - mean) * (np.float32(contrast) / std) + np.float32(illumination) / std
+            out = out.astype(p.out_dtype)
+    return np.ascontiguousarray(out[..., ::-1] if mirrored else out)

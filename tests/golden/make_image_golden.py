@@ -8,7 +8,8 @@ Writes tests/golden/image/: `images.rec` / `images.idx` (PNG images packed with
 mx.recordio.pack, so decoding is lossless in both libraries), `resize.npz` (mx.image.imresize
 of one image by each interpolation, enlarging and shrinking), `decode.npz` (imdecode flag 1
 and 0, to_rgb 0 and 1) and `reciter.npz` (ImageRecordIter batches for several settings
-that draw no random numbers), `imageiter.npz` (mx.image.ImageIter, center crop and normalization). Deterministic: the same bytes at every run. Needs only numpy
+that draw no random numbers), `imageiter.npz` (mx.image.ImageIter, center crop and normalization), `mean.bin`
+and `meanimg.npz` (the mean image MXNet computes and saves, and batches normalized by it). Deterministic: the same bytes at every run. Needs only numpy
 and mxnet (the PNG encoder is written here with zlib).
 """
 import os
@@ -91,6 +92,18 @@ def main():
                 out[f"{name}_e{e}_b{b}_label"] = batch.label[0].asnumpy()
                 out[f"{name}_e{e}_b{b}_pad"] = np.array(batch.pad)
     np.savez(os.path.join(OUT, "reciter.npz"), **out)
+
+    # mean_img: MXNet computes the mean image when the file is absent and saves it (mean.bin)
+    mean_path = os.path.join(OUT, "mean.bin")
+    if os.path.exists(mean_path):
+        os.remove(mean_path)
+    out = {}
+    for name, kw in {"create": {}, "load": {"mirror": True, "scale": 0.5}}.items():
+        it = mx.io.ImageRecordIter(path_imgrec=rec_path, data_shape=(3, 24, 24), batch_size=4, preprocess_threads=1,
+                                   mean_img=mean_path, **kw)
+        for b, batch in enumerate(it):
+            out[f"{name}_b{b}_data"] = batch.data[0].asnumpy()
+    np.savez(os.path.join(OUT, "meanimg.npz"), **out)
 
     # mx.image.ImageIter without random augmenters: center crop, mean and std
     it = mx.image.ImageIter(batch_size=3, data_shape=(3, 20, 24), path_imgrec=rec_path, path_imgidx=idx_path,
