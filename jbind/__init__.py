@@ -52,7 +52,7 @@ _gc.freeze()
 __version__ = "0.1.0"
 
 # Modules a training script rarely needs load on first use (`mx.viz`, `mx.test_utils`, ...).
-_LAZY = {"contrib": "contrib", "gluon": "gluon", "mon": "monitor", "monitor": "monitor",
+_LAZY = {"contrib": "contrib", "gluon": "gluon", "image": "image", "img": "image", "mon": "monitor", "monitor": "monitor",
          "np": "numpy", "numpy": "numpy", "profiler": "profiler",
          "recordio": "recordio", "runtime": "runtime",
          "test_utils": "test_utils",

@@ -431,7 +431,9 @@ class NDArrayIter(DataIter):
         self.label = [(k, _reordered(v, self.idx)) for k, v in self.label]
 
 
-_ELSEWHERE = {"PrefetchingIter": "prefetch", "CSVIter": "io_iters", "MXDataIter": "io_iters", "MNISTIter": "io_mnist"}
+_ELSEWHERE = {"PrefetchingIter": "prefetch", "CSVIter": "io_iters", "MXDataIter": "io_iters", "MNISTIter": "io_mnist",
+              "ImageRecordIter": "io_image", "ImageRecordUInt8Iter": "io_image",
+              "ImageRecordInt8Iter": "io_image"}
 
 
 def __getattr__(name):  # iterators in modules of their own (they need this one), loaded on first use

@@ -11,6 +11,7 @@ counter and instant events to the dump.
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import gzip
 import json
@@ -109,6 +110,7 @@ def dump(finished=True, profile_process="worker") -> None:
                 _start()
         doc = {"traceEvents": _state["events"] + _state["extra"], "displayTimeUnit": "ms"}
         atomic_write_bytes(_state["config"]["filename"], json.dumps(doc).encode())
+        _state["undumped"] = running and not finished
 
 
 def dump_profile() -> None:
@@ -183,8 +185,23 @@ def _aggregate(events) -> dict:
     return out
 
 
+def _dump_at_exit() -> None:
+    # MXNet's profiler writes its file when the process ends (its destructor dumps), so a
+    # script that sets 'run' and never dumps (image-classification's fit.py) still gets it.
+    with _lock:
+        if _state.get("undumped"):
+            try:
+                dump(True)
+            except Exception as e:  # noqa: BLE001 - at exit: report, do not raise
+                warnings.warn(f"mx.profiler: could not write {_state['config']['filename']!r} at exit: {e}",
+                              stacklevel=1)
+
+
 def _start() -> None:
     import jax
+    if "exit_hook" not in _state:
+        _state["exit_hook"] = atexit.register(_dump_at_exit)
+    _state["undumped"] = True
     folder = tempfile.mkdtemp(prefix="jbind-profile-")
     jax.profiler.start_trace(folder)
     _state["folder"] = folder

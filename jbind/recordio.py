@@ -368,23 +368,32 @@ def unpack(s: bytes):
 
 def _cv2():
     try:
-        import cv2  # noqa: PLC0415 - optional, only the image helpers need it
-    except ImportError as e:
-        raise ImportError("mx.recordio.pack_img and unpack_img need OpenCV, which jbind does not "
-                          "install: pip install opencv-python") from e
+        import cv2  # noqa: PLC0415 - optional; Pillow (jbind.image's codec) serves when it is absent
+    except ImportError:
+        return None
     return cv2
 
 
 def unpack_img(s: bytes, iscolor: int = -1):
-    """-> (IRHeader, the image decoded by cv2.imdecode(..., iscolor)). Needs OpenCV."""
-    cv2 = _cv2()
+    """-> (IRHeader, the image decoded as cv2.imdecode(..., iscolor) does: BGR order, HxW for gray).
+
+    Uses OpenCV when installed, else Pillow (`jbind.image`)."""
     header, s = unpack(s)
-    return header, cv2.imdecode(np.frombuffer(s, dtype=np.uint8), iscolor)
+    cv2 = _cv2()
+    if cv2 is not None:
+        return header, cv2.imdecode(np.frombuffer(s, dtype=np.uint8), iscolor)
+    from .image import _codec  # noqa: PLC0415 - the image package loads on first use
+    img = _codec.decode(s, 1 if iscolor > 0 else (0 if iscolor == 0 else -1), to_rgb=False)
+    return header, img[..., 0] if img.shape[2] == 1 else img
 
 
 def pack_img(header, img, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
-    """`pack` of `img` encoded by OpenCV ('.jpg' with JPEG `quality`, '.png' with compression `quality`)."""
+    """`pack` of `img` (BGR order, as OpenCV's) encoded as '.jpg' (JPEG `quality`) or '.png'
+    (compression level `quality`), by OpenCV when installed, else by Pillow."""
     cv2 = _cv2()
+    if cv2 is None:
+        from .image import _codec  # noqa: PLC0415
+        return pack(header, _codec.encode(np.asarray(img), img_fmt, quality, bgr=True))
     encode_params = None
     if img_fmt.upper() in (".JPG", ".JPEG"):
         encode_params = [cv2.IMWRITE_JPEG_QUALITY, quality]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 
-__all__ = ["is_np_array", "is_np_shape", "np_shape", "set_np_shape", "use_np_shape"]
+__all__ = ["get_gpu_count", "get_gpu_memory", "is_np_array", "is_np_shape", "np_shape", "set_np_shape", "use_np_shape"]
 
 _STATE = threading.local()
 
@@ -91,3 +91,24 @@ def to_user(shape, partial: bool):
     if shape is None:
         return None
     return tuple(-1 if d == 0 else d for d in shape) if partial else shape
+
+
+def get_gpu_count() -> int:
+    """The number of GPUs JAX sees (MXNet's `mx.util.get_gpu_count`)."""
+    from .context import num_gpus  # noqa: PLC0415 - context imports this module
+    return num_gpus()
+
+
+def get_gpu_memory(gpu_dev_id: int):
+    """(free, total) bytes of GPU `gpu_dev_id`, from JAX's allocator statistics."""
+    import jax  # noqa: PLC0415
+    from .base import MXNetError  # noqa: PLC0415
+    try:
+        devices = jax.local_devices(backend="gpu")
+    except RuntimeError:
+        devices = []
+    if not 0 <= gpu_dev_id < len(devices):
+        raise MXNetError(f"get_gpu_memory: no GPU {gpu_dev_id} ({len(devices)} GPUs visible)")
+    stats = devices[gpu_dev_id].memory_stats() or {}
+    total = int(stats.get("bytes_limit", 0))
+    return total - int(stats.get("bytes_in_use", 0)), total

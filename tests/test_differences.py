@@ -672,3 +672,46 @@ def test_sparse_embedding_weight_gradient_is_dense():
     exe.backward(mx.nd.ones((2, 2)))
     g = exe.grad_dict["w"]
     assert g.stype == "default" and g.asnumpy().tolist() == [[1, 1], [0, 0], [1, 1]]
+
+
+def test_image_augmenters_leave_their_input_unchanged():
+    """mx.image's color jitters return a new array; MXNet's scale their input NDArray in place."""
+    src = mx.nd.ones((4, 4, 3)) * 100
+    out = mx.image.BrightnessJitterAug(0.5)(src)
+    assert (src.asnumpy() == 100).all() and out.shape == (4, 4, 3)
+
+
+def test_image_record_iter_short_last_batch_reports_its_pad():
+    """ImageRecordIter(round_batch=False): the short last batch has pad = missing images, zero-filled (MXNet: pad 0)."""
+    import os
+    pytest.importorskip("PIL")
+    rec = os.path.join(os.path.dirname(__file__), "golden", "image", "images.rec")
+    batches = list(mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, round_batch=False))
+    assert [b.pad for b in batches] == [0, 1] and (batches[1].data[0].asnumpy()[3] == 0).all()
+
+
+def test_image_record_iter_refuses_path_imglist():
+    """ImageRecordIter refuses path_imglist and shuffle_chunk_size (not implemented) by name."""
+    import os
+    rec = os.path.join(os.path.dirname(__file__), "golden", "image", "images.rec")
+    with pytest.raises(mx.MXNetError, match="path_imglist"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=4, path_imglist="a.lst")
+
+
+def test_image_record_iter_warps_bilinearly():
+    """ImageRecordIter's rotation / scale warp interpolates bilinearly whatever inter_method (MXNet: as asked)."""
+    import os
+    pytest.importorskip("PIL")
+    rec = os.path.join(os.path.dirname(__file__), "golden", "image", "images.rec")
+    outs = [next(mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2, rotate=30,
+                                       inter_method=m)).data[0].asnumpy() for m in (2, 1)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_lbsgd_keeps_its_gradient_sum_in_the_state():
+    """LBSGD's state is (momentum, gradient sum); MXNet's is the momentum, the sum kept in the optimizer."""
+    opt = mx.optimizer.create("lbsgd", momentum=0.9, batch_scale=2)
+    w = mx.nd.ones((2,))
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.ones((2,)), state)
+    assert isinstance(state, tuple) and len(state) == 2 and (state[1].asnumpy() == 1).all()

@@ -103,3 +103,17 @@ def test_monitor_all_reports_inputs_first(monitor_all):
     exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all)
     exe.forward(is_train=False)
     assert seen[:4] == ["fc_0_data", "fc_0_weight", "fc_0_bias", "fc_0_output"]
+
+
+def test_fit_with_a_monitor_logs_every_interval(caplog):
+    """Module.fit(monitor=...) ticks before each batch and prints after it, as MXNet's fit."""
+    import logging
+    data = mx.sym.Variable("data")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="softmax")
+    it = mx.io.NDArrayIter(np.random.RandomState(0).rand(8, 4).astype(np.float32), np.arange(8) % 3, batch_size=2)
+    mod = mx.mod.Module(net)
+    mon = mx.mon.Monitor(2, pattern="fc_output")
+    with caplog.at_level(logging.INFO):
+        mod.fit(it, num_epoch=1, monitor=mon, optimizer_params={"learning_rate": 0.1})
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Batch:")]
+    assert [line.split()[1] for line in lines] == ["1", "3"] and all("fc_output" in line for line in lines)

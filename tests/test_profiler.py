@@ -87,3 +87,16 @@ def test_bad_arguments_are_errors_as_mxnet():
 
 def test_mx_profiler_is_the_module():
     assert mx.profiler is profiler
+
+
+def test_a_running_profile_is_written_at_exit(tmp_path):
+    """As MXNet's (its destructor dumps): 'run' without dump() still leaves the file when the process ends."""
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "prof.json"
+    code = ("import jbind as mx\nmx.profiler.set_config(filename=%r, profile_all=True)\n"
+            "mx.profiler.set_state('run')\n(mx.nd.ones((2, 2)) * 2).asnumpy()\n" % str(out))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, timeout=120)
+    assert "traceEvents" in json.loads(out.read_text())

@@ -296,12 +296,23 @@ def test_a_writer_killed_midway_leaves_the_old_files(tmp_path):
     r.close()
 
 
-def test_image_helpers_need_opencv(monkeypatch):
+def test_image_helpers_fall_back_to_pillow(monkeypatch):
+    pytest.importorskip("PIL")
     monkeypatch.setitem(sys.modules, "cv2", None)
-    with pytest.raises(ImportError, match="need OpenCV.*pip install opencv-python"):
+    bgr = np.zeros((4, 5, 3), np.uint8)
+    bgr[..., 0] = 200  # blue, in OpenCV's order
+    header, img = recordio.unpack_img(recordio.pack_img(IRHeader(0, 1, 2, 0), bgr, img_fmt=".png"))
+    assert header.label == 1 and header.id == 2
+    np.testing.assert_array_equal(img, bgr)  # BGR back, as cv2.imdecode gives
+    _, gray = recordio.unpack_img(recordio.pack_img(IRHeader(0, 1, 2, 0), bgr, img_fmt=".png"), iscolor=0)
+    assert gray.shape == (4, 5)
+
+
+def test_image_helpers_without_opencv_or_pillow(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cv2", None)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(MXNetError, match="Pillow.*pip install pillow"):
         recordio.pack_img(IRHeader(0, 1, 2, 0), np.zeros((2, 2, 3), np.uint8))
-    with pytest.raises(ImportError, match="need OpenCV"):
-        recordio.unpack_img(recordio.pack(IRHeader(0, 1, 2, 0), b""))
 
 
 def test_mx_recordio_is_the_module():

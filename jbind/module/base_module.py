@@ -149,11 +149,15 @@ class BaseModule:
             bar = _progress_bar(progress, epoch, train_data)
             while not end_of_batch:
                 data_batch = next_data_batch
+                if monitor is not None:
+                    monitor.tic()
                 self.train_step(data_batch)
                 if isinstance(data_batch, list):
                     self.update_metric(eval_metric, [db.label for db in data_batch], pre_sliced=True)
                 else:
                     self.update_metric(eval_metric, data_batch.label)
+                if monitor is not None:
+                    monitor.toc_print()
                 try:
                     next_data_batch = next(data_iter)
                 except StopIteration:

@@ -6,8 +6,9 @@
     updater = mx.optimizer.get_updater(opt); updater(0, grad_nd, weight_nd)   # imperative
 """
 from ._base import Optimizer, Updater, create, get_updater, register
+from ._lbsgd import LBSGD
 from ._optimizers import (DCASGD, FTML, NAG, SGD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, RMSProp, Signum,
                           ccSGD)
 
-__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "NAG", "Nadam", "Optimizer",
+__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LBSGD", "NAG", "Nadam", "Optimizer",
            "RMSProp", "SGD", "Signum", "Updater", "ccSGD", "create", "get_updater", "register"]

@@ -160,7 +160,8 @@ class RandomRotation(Block):
 
 class Resize(Block):
     """Resize to `size`: (w, h), or an int for a square (or, with `keep_ratio`, for the shorter
-    side, the other scaled and rounded down). `interpolation` 0 nearest, 1 bilinear, 2 bicubic (OpenCV's)."""
+    side, the other scaled and rounded down). `interpolation` 0 nearest, 1 bilinear, 2 bicubic,
+    3 area, 4 Lanczos (OpenCV's)."""
 
     def __init__(self, size, keep_ratio=False, interpolation=1):
         super().__init__()
