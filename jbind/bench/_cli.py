@@ -15,9 +15,9 @@ ORDER = ("bind", "compile", "train", "step", "memory")
 
 
 def _module(name):
-    from . import _bind, _compile, _gluon, _memory, _step, _train, _zoo
+    from . import _bind, _compile, _gluon, _imgclf, _memory, _step, _train, _zoo
     return {"bind": _bind, "compile": _compile, "train": _train, "step": _step, "memory": _memory,
-            "gluon": _gluon, "zoo": _zoo}[name]
+            "gluon": _gluon, "zoo": _zoo, "imgclf": _imgclf}[name]
 
 
 def _title(name: str, cfg: Config) -> str:
@@ -43,6 +43,10 @@ def _title(name: str, cfg: Config) -> str:
     if name == "zoo":
         return (f"zoo: Gluon model zoo checkpoints through Module, jbind vs MXNet 1.9.1 (ratio jbind / MXNet), "
                 f"batch {', '.join(map(str, cfg.zoo_batches))}; one core each (benchmarks/zoo_bench.py)")
+    if name == "imgclf":
+        return (f"imgclf: MXNet 1.9.1's train_imagenet.py --benchmark 1 (samples/s) and benchmark_score.py "
+                f"(images/s), jbind vs MXNet (ratio jbind / MXNet); one core each "
+                f"(benchmarks/image_classification.py)")
     return (f"memory: seed model, {len(cfg.memory_buckets)} buckets then {cfg.memory_groups} more groups "
             f"(one context)")
 
@@ -71,13 +75,35 @@ def parser() -> argparse.ArgumentParser:
              "memory": "parameter and aux bytes alive across buckets and groups",
              "gluon": "Gluon word LM vs MXNet 1.9.1 and PyTorch, one core each (needs their venvs)",
              "zoo": "Gluon model zoo CNNs, inference and a train step vs MXNet 1.9.1, one core each",
-             "all": "everything, briefly (not gluon, zoo)"}
+             "imgclf": "MXNet's image-classification scripts (train, score) vs MXNet 1.9.1, one core each",
+             "all": "everything, briefly (not gluon, zoo, imgclf)"}
     subs = {name: sub.add_parser(name, parents=[common], help=text, description=text) for name, text in helps.items()}
     zoo = subs["zoo"]
     zoo.add_argument("--models", metavar="A,B", help="comma-separated model names (default: all ten)")
     zoo.add_argument("--batches", metavar="N,M", help="comma-separated batch sizes (default 1,32)")
     zoo.add_argument("--cache", metavar="DIR", help="exported checkpoints (default ~/.cache/jbind-zoo)")
+    img = subs["imgclf"]
+    img.add_argument("--networks", metavar="A,B", help="resnet-18,resnet-50,mobilenet,inception-bn (default all)")
+    img.add_argument("--batches", metavar="N,M", help="comma-separated batch sizes (default 1,16,32)")
+    img.add_argument("--examples", metavar="DIR", help="MXNet 1.9.1's example/image-classification (default: "
+                     "~/.cache/jbind-mxnet-examples, cloned there when absent)")
     return p
+
+
+def _batches(text, default) -> tuple:
+    try:
+        batches = tuple(int(b) for b in text.split(",") if b) if text else default
+    except ValueError:
+        raise BenchError(f"--batches {text!r}: give comma-separated integers such as 1,32") from None
+    if not batches or min(batches) < 1:
+        raise BenchError(f"--batches {text!r}: each batch size must be at least 1")
+    return batches
+
+
+def _imgclf_options(args, cfg: Config) -> Config:
+    nets = tuple(n for n in args.networks.split(",") if n) if args.networks else cfg.imgclf_networks
+    return dataclasses.replace(cfg, imgclf_networks=nets, imgclf_batches=_batches(args.batches, cfg.imgclf_batches),
+                               imgclf_examples=args.examples or cfg.imgclf_examples)
 
 
 def _zoo_options(args, cfg: Config) -> Config:
@@ -121,6 +147,8 @@ def run(argv=None) -> int:
         cfg = dataclasses.replace(cfg, lm_model=(args.num_layers,) + tuple(cfg.lm_model[1:]))
     if args.command == "zoo":
         cfg = _zoo_options(args, cfg)
+    if args.command == "imgclf":
+        cfg = _imgclf_options(args, cfg)
     from ..compile import persistent_cache_dir
     import jax
     print(f"jbind-bench {args.command}{' --quick' if cfg.quick else ''}: jax {jax.__version__} on "

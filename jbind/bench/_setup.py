@@ -58,6 +58,11 @@ class Config:
     zoo_batches: tuple = (1, 32)
     zoo_reps: int = 10
     zoo_cache: str = ""
+    # imgclf: MXNet's example/image-classification scripts (benchmarks/image_classification.py; () = all)
+    imgclf_networks: tuple = ()
+    imgclf_batches: tuple = (1, 16, 32)
+    imgclf_reps: int = 3
+    imgclf_examples: str = ""
 
     @classmethod
     def full(cls, brief: bool = False, repeat: int | None = None) -> "Config":
@@ -71,7 +76,8 @@ class Config:
                   bind_repeat=2, lm_model=(1, 8, 8), compile_lengths=(3,), compile_repeat=1,
                   restart_warm_runs=1, train_buckets=(5, 10), train_batches=3, train_repeat=1,
                   step_model=tiny, step_buckets=(2, 4), step_repeat=3, memory_buckets=(2, 4),
-                  memory_groups=2, child_timeout=300, zoo_models=("tiny",), zoo_batches=(1, 2), zoo_reps=2)
+                  memory_groups=2, child_timeout=300, zoo_models=("tiny",), zoo_batches=(1, 2), zoo_reps=2,
+                  imgclf_networks=("resnet-18",), imgclf_batches=(1, 2), imgclf_reps=1)
         return cfg.with_repeat(repeat)
 
     def with_repeat(self, repeat: int | None) -> "Config":
@@ -80,7 +86,8 @@ class Config:
         if repeat < 1:
             raise BenchError(f"--repeat must be at least 1, got {repeat}")
         return dataclasses.replace(self, bind_repeat=repeat, compile_repeat=repeat, restart_warm_runs=repeat,
-                                   train_repeat=repeat, step_repeat=repeat, zoo_reps=repeat)
+                                   train_repeat=repeat, step_repeat=repeat, zoo_reps=repeat,
+                                   imgclf_reps=repeat)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
