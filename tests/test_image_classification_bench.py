@@ -104,3 +104,17 @@ def test_without_scripts_or_mxnet_the_fallback_runs_and_says_so(tmp_path):
 def test_unknown_network_is_refused():
     with pytest.raises(SystemExit, match="unknown"):
         ic.run(["--networks", "vgg-99", "--no-fetch"])
+
+
+def test_jbind_bench_section_names_every_figure_with_mxnet_as_baseline(fakes, monkeypatch):
+    import dataclasses
+
+    from jbind.bench import Config, _imgclf
+    root, py = fakes
+    monkeypatch.setenv("JBIND_BENCH_MXNET_PYTHON", str(py))
+    cfg = dataclasses.replace(Config.quick_config(), imgclf_examples=str(root / "mxnet-1.9.1"))
+    figs = _imgclf.run(cfg)
+    assert [f.name for f in figs] == _imgclf.figure_names(cfg) == [
+        "imgclf.resnet-18.32.b1.score", "imgclf.resnet-18.32.b2.score", "imgclf.resnet-18.32.b2.train"]
+    assert [f.ratio for f in figs[:2]] == [2.0, 2.0] and figs[2].unit == "samples/s"
+    assert figs[2].samples == [402.0]      # --quick: lines after batches 1 and 2, the first dropped

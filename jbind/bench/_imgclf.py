@@ -46,7 +46,8 @@ def run(cfg) -> list:
     figs, errors = [], []
     for c in report["configs"]:
         net, side = c["network"], int(c["image_shape"].rsplit(",", 1)[1])
-        errors += [f"{net} {c['image_shape']} {k}: {v[-1500:]}" for k, v in c["errors"].items() if k.startswith("jbind")]
+        errors += [f"{net} {c['image_shape']} {k}: {v[-1500:]}" for k, v in c["errors"].items()
+                   if k.startswith("jbind")]
         for n, row in c["batches"].items():
             for kind, e in row.items():
                 unit = "images/s" if kind == "score" else "samples/s"
