@@ -51,7 +51,9 @@ def run(cfg) -> list:
         for n, row in c["batches"].items():
             for kind, e in row.items():
                 unit = "images/s" if kind == "score" else "samples/s"
-                note = notes if not e["mxnet"] else ("fallback: " + notes if report["meta"]["fallback"] else "")
+                failed = c["errors"].get(f"mxnet {kind}" + ("" if kind == "score" else f" b{n}"), "")
+                why = "; ".join(x for x in (notes, failed.strip().splitlines()[-1] if failed.strip() else "") if x)
+                note = why if not e["mxnet"] else ("fallback: " + notes if report["meta"]["fallback"] else "")
                 figs.append(Figure(f"imgclf.{net}.{side}.b{n}.{kind}", f"{net} 3,{side},{side} batch {n} {kind}",
                                    unit, e["jbind"], e["mxnet"], BASELINE, note))
     if errors or not figs:
