@@ -123,7 +123,9 @@ def find_scripts(args, notes: list) -> str | None:
     if args.no_fetch or not shutil.which("git"):
         notes.append(f"MXNet's scripts are not in {args.cache} and fetching is off (--no-fetch or no git)")
         return None
-    tmp = tempfile.mkdtemp(prefix="mxnet_examples_", dir=os.path.dirname(args.cache.rstrip("/")) or None)
+    parent = os.path.dirname(os.path.abspath(args.cache))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="mxnet_examples_", dir=parent)     # renamed into place when complete
     cmd = ["git", "clone", "--depth", "1", "--branch", TAG, "--filter=blob:none", "--sparse", REPO, tmp]
     print("fetching: " + " ".join(cmd), flush=True)
     try:
