@@ -1,0 +1,181 @@
+"""NDArray views: arrays that share their data with another, as MXNet's do.
+
+In MXNet `x.reshape(...)`, `x[1:3]`, `x[i]` (and every basic index whose elements are
+contiguous in memory), `flatten` / `expand_dims` / `squeeze` with `inplace=True`, and
+`detach()` return arrays over x's memory: a write through either is seen by both.
+jax arrays are immutable, so a view here is a window on its *root* (the nearest array
+that is not itself a window): the flat range [begin, begin + size) of the root's
+elements in C order, read with the view's shape. Reading a view slices the root's
+current array (cached while the root's array is the same object, so repeated reads
+cost nothing); writing a view replaces the root's array with the window updated, which
+every other view of that root then reads.
+
+A window is exactly what MXNet's shared-memory arrays can express (a contiguous run of
+elements), so which index gives a view and which a copy follows MXNet's rule
+(`is_contiguous`).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class Window:
+    """Where a view's elements live in its root: `size` elements from flat `begin`."""
+
+    __slots__ = ("root", "begin", "size", "shape", "src", "val")
+
+    def __init__(self, root, begin: int, shape: tuple):
+        self.root, self.begin, self.shape = root, int(begin), tuple(int(d) for d in shape)
+        self.size = math.prod(self.shape)
+        self.src = self.val = None   # the root array last read or written, and the view's value of it
+
+    def whole(self, src) -> bool:
+        return self.begin == 0 and self.size == src.size
+
+
+@functools.partial(jax.jit, static_argnames=("size", "shape"))
+def _take(src, begin, size, shape):
+    return jax.lax.dynamic_slice(src.reshape(-1), (begin,), (size,)).reshape(shape)
+
+
+@jax.jit
+def _put(src, val, begin):
+    flat = jax.lax.dynamic_update_slice(src.reshape(-1), val.reshape(-1).astype(src.dtype), (begin,))
+    return flat.reshape(src.shape)
+
+
+def read(w: Window):
+    """The view's current value: its window of the root's current array."""
+    src = w.root._data
+    if src is w.src:
+        return w.val
+    if src is None:
+        return None
+    if src.size < w.begin + w.size:
+        from ..base import MXNetError
+        raise MXNetError(f"a view of shape {w.shape} at element {w.begin} no longer fits in its base, "
+                         f"which now has shape {tuple(src.shape)}")
+    if w.whole(src):
+        val = src if tuple(src.shape) == w.shape else src.reshape(w.shape)
+    else:
+        val = _take(src, w.begin, w.size, w.shape)
+    w.src, w.val = src, val
+    return val
+
+
+def write(w: Window, value) -> None:
+    """Replace the view's elements (`value`, of the view's shape) in the root."""
+    src = w.root._data
+    if tuple(value.shape) != w.shape:
+        from ..base import MXNetError
+        raise MXNetError(f"cannot store an array of shape {tuple(value.shape)} in a view of shape {w.shape}")
+    if src is None or w.whole(src):
+        new = jnp.asarray(value).reshape(src.shape if src is not None else w.shape)
+        if src is not None and new.dtype != src.dtype:
+            new = new.astype(src.dtype)
+    else:
+        new = _put(src, value, w.begin)
+    w.root._data = new
+    w.src, w.val = w.root._data, (value if value.dtype == new.dtype else value.astype(new.dtype))
+
+
+def make(parent, begin: int, shape) -> "NDArray":  # noqa: F821
+    """A view of `parent`'s elements from flat `begin` (in parent's C order), with `shape`."""
+    from .ndarray import NDArray
+    pw = getattr(parent, "_vw", None)
+    if isinstance(pw, Window):
+        root, begin = pw.root, pw.begin + begin
+    else:
+        root = parent
+    arr = NDArray.__new__(NDArray)
+    arr._vw = Window(root, begin, shape)
+    label = getattr(parent, "_ctx", None)
+    if label is not None:
+        arr._ctx = label
+    return arr
+
+
+# --- which basic indexes are views -------------------------------------------------------------
+def slice_len(s: slice, n: int) -> int:
+    return len(range(*s.indices(n)))
+
+
+def is_contiguous(slices, shape) -> bool:
+    """Whether `x[slices]` (one slice per axis of `shape`) is a contiguous run of x's
+    elements in C order, MXNet's condition for basic indexing to return a view: reading
+    the axes from the last, once an axis keeps fewer than all of its elements, every
+    axis before it keeps at most one; an axis keeping several must step by +1."""
+    lens = [slice_len(s, n) for s, n in zip(slices, shape)]
+    if math.prod(lens) <= 1:
+        return True
+    partial = False
+    for s, n, k in zip(reversed(slices), reversed(shape), reversed(lens)):
+        step = s.indices(n)[2]
+        if k > 1 and step != 1:
+            return False
+        if partial and k > 1:
+            return False
+        partial = partial or k < n
+    return True
+
+
+def _flat_start(slices, shape) -> int:
+    start = 0
+    for s, n in zip(slices, shape):
+        start = start * n + s.indices(n)[0]
+    return start
+
+
+def is_basic(key) -> bool:
+    """Whether `key` indexes with integers, slices, None and Ellipsis only."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(p is None or p is Ellipsis or isinstance(p, slice)
+               or (isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_))) for p in parts)
+
+
+def basic_index(key, shape):
+    """A basic index as (one slice per axis, the final shape MXNet gives `x[key]`): integer
+    axes are dropped, None adds an axis of 1, and a result with no axes has shape (1,)."""
+    parts = list(key) if isinstance(key, tuple) else [key]
+    if parts.count(Ellipsis) > 1:
+        raise IndexError(f"an index can only have a single ellipsis, got {key!r}")
+    real = sum(p is not None and p is not Ellipsis for p in parts)
+    if real > len(shape):
+        raise IndexError(f"too many indices ({real}) for an NDArray of shape {tuple(shape)}")
+    if Ellipsis in parts:
+        i = parts.index(Ellipsis)
+        parts[i:i + 1] = [slice(None)] * (len(shape) - real)
+    else:
+        parts += [slice(None)] * (len(shape) - real)
+    slices, final, axis = [], [], 0
+    for p in parts:
+        if p is None:
+            final.append(1)
+            continue
+        n = shape[axis]
+        if isinstance(p, slice):
+            slices.append(p)
+            final.append(slice_len(p, n))
+        else:
+            i = int(p)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            i = i + n if i < 0 else i
+            slices.append(slice(i, i + 1))
+        axis += 1
+    return tuple(slices), tuple(final) or (1,)
+
+
+def getitem(arr, key):
+    """`arr[key]` for a basic `key`: a view where MXNet gives one, else a copy."""
+    slices, final = basic_index(key, arr.shape)
+    if is_contiguous(slices, arr.shape):
+        begin = 0 if math.prod(final) == 0 else _flat_start(slices, arr.shape)
+        return make(arr, begin, final)
+    return arr._new(arr._data[slices].reshape(final))
