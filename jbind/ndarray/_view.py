@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..base import MXNetError
+
 
 class Window:
     """Where a view's elements live in its root: `size` elements from flat `begin`."""
@@ -35,8 +37,40 @@ class Window:
         self.size = math.prod(self.shape)
         self.src = self.val = None   # the root array last read or written, and the view's value of it
 
-    def whole(self, src) -> bool:
+    def _whole(self, src) -> bool:
         return self.begin == 0 and self.size == src.size
+
+    def read(self):
+        """The view's current value: its window of the root's current array."""
+        src = self.root._data
+        if src is self.src:
+            return self.val
+        if src is None:
+            return None
+        if src.size < self.begin + self.size:
+            raise MXNetError(f"a view of shape {self.shape} at element {self.begin} no longer fits in its base, "
+                             f"which now has shape {tuple(src.shape)}")
+        if self._whole(src):
+            val = src if tuple(src.shape) == self.shape else src.reshape(self.shape)
+        else:
+            val = _take(src, self.begin, self.size, self.shape)
+        self.src, self.val = src, val
+        return val
+
+    def write(self, value) -> None:
+        """Replace the view's elements with `value` (of the view's shape) in the root."""
+        src = self.root._data
+        if tuple(value.shape) != self.shape:
+            raise MXNetError(f"cannot store an array of shape {tuple(value.shape)} in a view of shape {self.shape}")
+        if src is None or self._whole(src):
+            new = jnp.asarray(value).reshape(src.shape if src is not None else self.shape)
+            if src is not None and new.dtype != src.dtype:
+                new = new.astype(src.dtype)
+        else:
+            new = _put(src, value, self.begin)
+        self.root._data = new
+        self.src = self.root._data
+        self.val = value if value.dtype == new.dtype else value.astype(new.dtype)
 
 
 @functools.partial(jax.jit, static_argnames=("size", "shape"))
@@ -50,39 +84,43 @@ def _put(src, val, begin):
     return flat.reshape(src.shape)
 
 
-def read(w: Window):
-    """The view's current value: its window of the root's current array."""
-    src = w.root._data
-    if src is w.src:
-        return w.val
-    if src is None:
-        return None
-    if src.size < w.begin + w.size:
-        from ..base import MXNetError
-        raise MXNetError(f"a view of shape {w.shape} at element {w.begin} no longer fits in its base, "
-                         f"which now has shape {tuple(src.shape)}")
-    if w.whole(src):
-        val = src if tuple(src.shape) == w.shape else src.reshape(w.shape)
-    else:
-        val = _take(src, w.begin, w.size, w.shape)
-    w.src, w.val = src, val
-    return val
+class HostMirror:
+    """The data of an array made by `from_numpy(a, zero_copy=True)`: MXNet's array then uses
+    a's memory, so a write into the NDArray shows in `a` (which MXNet makes read-only to
+    numpy). The values live in a jax array; each write is also copied into `a`."""
+
+    __slots__ = ("host", "val")
+
+    def __init__(self, host: np.ndarray, val):
+        self.host, self.val = host, val
+
+    def read(self):
+        return self.val
+
+    def write(self, value) -> None:
+        if tuple(value.shape) != self.host.shape:
+            raise MXNetError(f"cannot store an array of shape {tuple(value.shape)} in an array of shape "
+                             f"{self.host.shape} made by from_numpy")
+        self.val = value
+        try:
+            self.host.flags.writeable = True  # the array is ours to write since from_numpy took it
+        except ValueError:  # memory numpy may not write (bytes): the NDArray alone holds the values
+            return
+        try:
+            np.copyto(self.host, np.asarray(value), casting="unsafe")
+        finally:
+            self.host.flags.writeable = False
 
 
-def write(w: Window, value) -> None:
-    """Replace the view's elements (`value`, of the view's shape) in the root."""
-    src = w.root._data
-    if tuple(value.shape) != w.shape:
-        from ..base import MXNetError
-        raise MXNetError(f"cannot store an array of shape {tuple(value.shape)} in a view of shape {w.shape}")
-    if src is None or w.whole(src):
-        new = jnp.asarray(value).reshape(src.shape if src is not None else w.shape)
-        if src is not None and new.dtype != src.dtype:
-            new = new.astype(src.dtype)
-    else:
-        new = _put(src, value, w.begin)
-    w.root._data = new
-    w.src, w.val = w.root._data, (value if value.dtype == new.dtype else value.astype(new.dtype))
+def from_host(host: np.ndarray):
+    """An NDArray on cpu(0) over the C-contiguous numpy array `host` (see `HostMirror`)."""
+    from ..context import cpu
+    from .ndarray import NDArray
+    from .serialize import _canonical
+    host.flags.writeable = False
+    arr = NDArray.__new__(NDArray)
+    arr._vw = HostMirror(host, jax.device_put(np.array(_canonical(host), copy=True), cpu(0).jax_device))
+    return arr
 
 
 def make(parent, begin: int, shape) -> "NDArray":  # noqa: F821

@@ -73,7 +73,7 @@ class NDArray(Indexing):
         try:
             return self._arr
         except AttributeError:
-            return _view.read(self._vw)
+            return self._vw.read()
 
     @_data.setter
     def _data(self, value):
@@ -82,7 +82,7 @@ class NDArray(Indexing):
         except AttributeError:
             vw = getattr(self, "_vw", None)
             if vw is not None:
-                _view.write(vw, value)
+                vw.write(value)
                 return
         self._arr = value
 
@@ -260,11 +260,50 @@ class NDArray(Indexing):
         return self._data.__dlpack__()
 
     def to_dlpack_for_write(self):
-        raise MXNetError("to_dlpack_for_write: jbind arrays are immutable jax.Arrays; a writer "
-                         "through DLPack would not be seen. Use to_dlpack_for_read and assign back")
+        """A DLPack capsule of this array's memory for a consumer that writes into it, as MXNet's:
+        the array first gets a buffer of its own (no other array shares it), and what the
+        consumer writes there this array reads. A view must cover its whole base, unchanged."""
+        vw = getattr(self, "_vw", None)
+        if vw is not None:
+            if isinstance(vw, _view.Window) and vw.begin == 0 and vw.shape == vw.root.shape:
+                return vw.root.to_dlpack_for_write()
+            raise MXNetError(f"to_dlpack_for_write: this array (shape {self.shape}) is a view of part of "
+                             "another or of a numpy array; call it on a copy() or on the base array")
+        self._arr = jnp.array(self._arr, copy=True)
+        self._arr.block_until_ready()
+        return self._arr.__dlpack__()
 
     def tolist(self):
         return self.asnumpy().tolist()
+
+    # --- pickling, in MXNet's form ---------------------------------------------------------
+    def __reduce_ex__(self, protocol):
+        if type(self) is not NDArray:  # sparse arrays pickle their components
+            return super().__reduce_ex__(protocol)
+        return NDArray, (None,), self.__getstate__()
+
+    def __getstate__(self):
+        """MXNet's pickled state: `{'handle': the array's raw bytes}` (one `.params` record)."""
+        if type(self) is not NDArray:
+            return object.__getstate__(self)
+        from .serialize import encode_raw
+        return {"handle": None if self._data is None else bytearray(encode_raw(self.asnumpy()))}
+
+    def __setstate__(self, state):
+        """Load MXNet's pickled state (raw bytes, read as data: nothing in them runs) into this array,
+        on the current context (an array MXNet saved on a GPU loads where there is none)."""
+        if isinstance(state, tuple):  # a subclass's slots, as `object.__getstate__` gave them
+            for k, v in (state[1] or {}).items():
+                setattr(self, k, v)
+            return
+        raw = state.get("handle") if isinstance(state, dict) else None
+        if raw is not None and not isinstance(raw, (bytes, bytearray)):
+            raise MXNetError(f"NDArray.__setstate__: 'handle' must be bytes, got {type(raw).__name__}")
+        if raw is None:
+            self._data = None
+            return
+        from .serialize import _canonical, decode_raw
+        self._data = jax.device_put(_canonical(decode_raw(bytes(raw), "a pickled NDArray")), _dev(None))
 
     def __len__(self):
         return self.shape[0]
@@ -277,6 +316,9 @@ class NDArray(Indexing):
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
 
     def __bool__(self):
+        """False for an empty array, else the value of a one-element array (as MXNet)."""
+        if self.size == 0:
+            return False
         if self.size != 1:
             raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
         return bool(self.asnumpy().reshape(-1)[0])
