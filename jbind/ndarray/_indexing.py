@@ -59,10 +59,13 @@ class Indexing:
         key = _index(key)
         if isinstance(value, Indexing):
             value = value._data
-        v = jnp.asarray(value, dtype=self._data.dtype)
+        src = self._data
+        host = _view.on_host(src)
+        v = (np.asarray if host else jnp.asarray)(value, dtype=src.dtype)
         lead = next((i for i, d in enumerate(v.shape) if d != 1), v.ndim)
-        try:  # leading 1-dims broadcasting would add back are dropped, as numpy does
-            self._data = self._data.at[key].set(v.reshape(v.shape[lead:]) if lead else v)
+        v = v.reshape(v.shape[lead:]) if lead else v  # leading 1-dims broadcasting would add back
+        try:
+            self._data = _view.host_setitem(src, key, v) if host else src.at[key].set(v)
         except (IndexError, TypeError, ValueError) as e:
             raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
 
@@ -89,8 +92,9 @@ class Indexing:
             return _recorded.getitem(self, key)
         if self.ndim and _view.is_basic(key):
             return _view.getitem(self, key)
+        src = self._data
         try:
-            return self._new(self._data[key])
+            return self._new(_view.host_getitem(src, key) if _view.on_host(src) else src[key])
         except (IndexError, TypeError) as e:
             raise IndexError(f"index {key!r} out of range for NDArray of shape {self.shape}: {e}") from None
 

@@ -50,8 +50,13 @@ class Window:
         if src.size < self.begin + self.size:
             raise MXNetError(f"a view of shape {self.shape} at element {self.begin} no longer fits in its base, "
                              f"which now has shape {tuple(src.shape)}")
-        if self._whole(src):
-            val = src if tuple(src.shape) == self.shape else src.reshape(self.shape)
+        if self._whole(src) and tuple(src.shape) == self.shape:
+            val = src
+        elif on_host(src):
+            val = jax.device_put(np.asarray(src).reshape(-1)[self.begin:self.begin + self.size].reshape(self.shape),
+                                 device_of(src))
+        elif self._whole(src):
+            val = src.reshape(self.shape)
         else:
             val = _take(src, self.begin, self.size, self.shape)
         self.src, self.val = src, val
@@ -62,15 +67,50 @@ class Window:
         src = self.root._data
         if tuple(value.shape) != self.shape:
             raise MXNetError(f"cannot store an array of shape {tuple(value.shape)} in a view of shape {self.shape}")
-        if src is None or self._whole(src):
-            new = jnp.asarray(value).reshape(src.shape if src is not None else self.shape)
-            if src is not None and new.dtype != src.dtype:
-                new = new.astype(src.dtype)
+        if src is None:
+            new = value
+        elif on_host(src):
+            host = np.asarray(value).astype(src.dtype, copy=False)
+            if self._whole(src):
+                host = host.reshape(src.shape)
+            else:
+                buf = np.array(src)
+                buf.reshape(-1)[self.begin:self.begin + self.size] = host.reshape(-1)
+                host = buf
+            new = jax.device_put(host, device_of(src))
+        elif self._whole(src):
+            new = jnp.asarray(value).reshape(src.shape).astype(src.dtype)
         else:
             new = _put(src, value, self.begin)
         self.root._data = new
         self.src = self.root._data
         self.val = value if value.dtype == new.dtype else value.astype(new.dtype)
+
+
+def device_of(arr):
+    return next(iter(arr.devices()))
+
+
+def on_host(arr) -> bool:
+    """Whether `arr` is a concrete array on one CPU device. There, moving elements with
+    numpy (whose view of the buffer costs no copy) compiles nothing; eager jax indexing
+    compiles a program per shape and key, which a loop over many shapes pays for each."""
+    if not isinstance(arr, jax.Array) or isinstance(arr, jax.core.Tracer):
+        return False
+    devs = arr.devices()
+    return len(devs) == 1 and next(iter(devs)).platform == "cpu"
+
+
+def host_getitem(src, key):
+    """`src[key]` through numpy (see `on_host`); numpy's IndexError for an index out of range."""
+    return jax.device_put(np.asarray(src)[key], device_of(src))
+
+
+def host_setitem(src, key, value):
+    """`src` with `src[key] = value`, through numpy (see `on_host`)."""
+    buf = np.array(src)
+    buf[key] = value
+    return jax.device_put(buf, device_of(src))
 
 
 @functools.partial(jax.jit, static_argnames=("size", "shape"))
@@ -216,4 +256,5 @@ def getitem(arr, key):
     if is_contiguous(slices, arr.shape):
         begin = 0 if math.prod(final) == 0 else _flat_start(slices, arr.shape)
         return make(arr, begin, final)
-    return arr._new(arr._data[slices].reshape(final))
+    src = arr._data
+    return arr._new(host_getitem(src, slices).reshape(final) if on_host(src) else src[slices].reshape(final))
