@@ -3,6 +3,9 @@
 MXNet scripts write into arrays in place (`exe.arg_dict['w'][:] = v`) and expect every
 holder of the array to see the write. A handle gives them that: assignment replaces the
 handle's `jax.Array`, and every executor holding the same handle reads the new one.
+A view (`x.reshape(...)`, `x[1:3]`) is a handle with no array of its own: it reads and
+writes a window of its base's (`_view.py`). Indexing and assignment are in
+`_indexing.py`, creation functions in `_creation.py`.
 """
 from __future__ import annotations
 
