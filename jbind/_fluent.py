@@ -36,8 +36,8 @@ def _plain(op: str, call: Call):
     return f
 
 
-# MXNet's `inplace=True` returns a view sharing the data; jbind arrays never share
-# storage (see README), so both spellings return a new array.
+# MXNet's `inplace=True` returns a view sharing the data; NDArray defines its own
+# (views, see jbind/ndarray/_view.py), so these serve Symbol, where both spellings are the op.
 def _flatten(call: Call):
     def flatten(self, inplace=False, **kwargs):
         return call("flatten", self, (), kwargs)

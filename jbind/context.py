@@ -92,9 +92,13 @@ def _resolve(kind: str, i: int):
 
 
 def is_alias(ctx) -> bool:
-    """Whether `ctx` is a CPU context past JAX's CPU device count (it shares device i % n)."""
+    """Whether `ctx` is a label on another context's device, which arrays placed there report:
+    `cpu_pinned(i)` and `cpu_shared(i)` (host memory, as MXNet's), or a CPU context past JAX's
+    CPU device count (it shares device i % n)."""
     if ctx is None or ctx.device_type == "gpu":
         return False
+    if ctx.device_type != "cpu":
+        return True
     ctx.jax_device  # noqa: B018  (fills the device table)
     return ctx.device_id >= len(_DEVICES["cpu"])
 

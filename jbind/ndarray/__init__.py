@@ -13,13 +13,14 @@ globals().update(_namespaces.install(  # mx.nd.contrib, .linalg, .random (MXNet'
      "contrib": _random_api.contrib_wrappers(_functions, NDArray, imperative=True)}))
 
 from . import _ufunc  # noqa: E402
+from ._cached_op import CachedOp  # noqa: E402
 from ._dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402
 from ._ufunc import concatenate, eye, from_numpy, histogram, linspace, moveaxis, onehot_encode  # noqa: E402
 globals().update(_ufunc.FUNCTIONS)  # add, subtract, ..., maximum, power, equal, logical_and, ...
 for _name in ("isinf", "isnan", "isfinite", "boolean_mask"):  # Python functions of MXNet's mx.nd.contrib
     setattr(contrib, _name, getattr(_ufunc, _name))  # noqa: F821 (installed above)
 
-__all__ = ["CSRNDArray", "NDArray", "RowSparseNDArray", "arange", "array", "cast_storage", "concat", "empty", "full",
+__all__ = ["CSRNDArray", "CachedOp", "NDArray", "RowSparseNDArray", "arange", "array", "cast_storage", "concat", "empty", "full",
            "load", "load_frombuffer", "ones", "save", "sparse", "waitall", "zeros"]
 
 

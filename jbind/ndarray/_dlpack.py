@@ -1,6 +1,6 @@
 """DLPack exchange at the top of `mx.nd`: `to_dlpack_for_read`, `to_dlpack_for_write`
-(the NDArray methods of those names: a PyCapsule of the current data; jbind arrays are
-immutable, so the writer raises) and `from_dlpack`, which takes such a capsule (of a
+(the NDArray methods of those names: a PyCapsule of the array's memory; for a writer,
+memory of the array's own, whose writes the array then reads) and `from_dlpack`, which takes such a capsule (of a
 tensor on the current context's device) or any object with `__dlpack__`."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def to_dlpack_for_read(data: NDArray):
 
 
 def to_dlpack_for_write(data: NDArray):
-    """`data.to_dlpack_for_write()` (an MXNetError: jbind arrays are immutable)."""
+    """`data.to_dlpack_for_write()`: a DLPack PyCapsule whose writes `data` sees."""
     return data.to_dlpack_for_write()
 
 

@@ -146,9 +146,13 @@ def backward(self, out_grad=None, retain_graph=False, train_mode=True):
 
 
 def detach(self):
-    """The same values, cut from the recorded graph (no gradient flows through it)."""
+    """The same values, cut from the recorded graph (no gradient flows through it); as in
+    MXNet, it shares this array's data (a view: a write through either is seen by both)."""
     from .ndarray import NDArray
-    return NDArray(self._data)
+    if type(self) is not NDArray:
+        return NDArray(self._data)
+    from ._view import make
+    return make(self, 0, self.shape)
 
 
 def install(cls) -> None:

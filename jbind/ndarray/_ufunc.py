@@ -12,6 +12,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..base import ArgumentError, MXNetError
+from . import _view
 from .ndarray import NDArray, array
 
 
@@ -125,8 +126,16 @@ def onehot_encode(indices, out) -> NDArray:
 
 
 def from_numpy(ndarray, zero_copy=True) -> NDArray:
-    """An NDArray with the numpy array's values (jax arrays are immutable: always a copy)."""
-    return array(ndarray, dtype=ndarray.dtype)
+    """An NDArray of a numpy array's values. With `zero_copy` (the default), as MXNet: the
+    array must be C-contiguous (else ValueError), numpy may no longer write it, and writes
+    into the NDArray show in it; else a copy of its values."""
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy takes a numpy.ndarray, got {type(ndarray).__name__}")
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("from_numpy: only C-contiguous arrays are supported for zero-copy")
+    return _view.from_host(ndarray)
 
 
 def isinf(data) -> NDArray:

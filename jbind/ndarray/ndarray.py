@@ -3,6 +3,9 @@
 MXNet scripts write into arrays in place (`exe.arg_dict['w'][:] = v`) and expect every
 holder of the array to see the write. A handle gives them that: assignment replaces the
 handle's `jax.Array`, and every executor holding the same handle reads the new one.
+A view (`x.reshape(...)`, `x[1:3]`) is a handle with no array of its own: it reads and
+writes a window of its base's (`_view.py`). Indexing and assignment are in
+`_indexing.py`, creation functions in `_creation.py`.
 """
 from __future__ import annotations
 
@@ -17,8 +20,8 @@ import numpy as np
 from .. import _fluent
 from ..autograd._state import STATE as _AG
 from ..base import STYPE_STR_TO_ID, ArgumentError, MXNetError, np_dtype
-from ..context import Context, context_of_device, current_context, is_alias
-from ..util import is_np_shape
+from ..context import Context, context_of_device
+from ._indexing import Indexing, _device_of
 
 py_slice = slice  # MXNet's name for the builtin (mx.nd.ndarray.py_slice)
 _STORAGE_TYPE_STR_TO_ID = STYPE_STR_TO_ID  # MXNet's private names, which its tests import
@@ -47,22 +50,44 @@ def cached_zeros(shape, dtype, device):
     return z
 
 
-class NDArray:
+class NDArray(Indexing):
     """MXNet's `mx.nd.NDArray`, backed by a `jax.Array`.
 
-    Differences from MXNet: basic slicing (`a[1:3]`) returns a copy, not a view, so
-    writes into a slice do not reach the parent array.
+    As in MXNet, `reshape`, basic indexing whose elements are contiguous (`a[1:3]`,
+    `a[i]`), `flatten` / `expand_dims` / `squeeze` with `inplace=True` and `detach` return
+    views: arrays sharing their elements with this one, so a write through either is seen
+    by both (see `_view`).
     """
 
     # `_ag` (set only under autograd: a recorded entry or a marked variable) is left unset
     # otherwise, so creating an array costs what it did before autograd existed.
     # `_ctx` (set only on arrays placed on a `cpu(i)` past JAX's CPU device count) is the
     # context label the array reports; it shares the device of `cpu(i % n)`.
-    __slots__ = ("_data", "_ag", "_ctx", "__weakref__")
+    # `_arr` holds the array's own `jax.Array`; a view has no `_arr` but a `_vw` (its
+    # window on the array it shares with), and `_data` reads and writes through it.
+    __slots__ = ("_arr", "_vw", "_ag", "_ctx", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data):
-        self._data = data
+        self._arr = data
+
+    @property
+    def _data(self):
+        try:
+            return self._arr
+        except AttributeError:
+            return self._vw.read()
+
+    @_data.setter
+    def _data(self, value):
+        try:
+            self._arr  # an array of its own (the common case): no view to write through
+        except AttributeError:
+            vw = getattr(self, "_vw", None)
+            if vw is not None:
+                vw.write(value)
+                return
+        self._arr = value
 
     # --- properties -----------------------------------------------------------------
     @property
@@ -175,7 +200,40 @@ class NDArray:
             raise ArgumentError(f"reshape {self.shape} -> {tuple(shape)}: {e}") from None
         if _AG.recording:
             return _recorded.call("Reshape", self, shape=tuple(target))
-        return self._new(self._data.reshape(target))
+        return _view.make(self, 0, target)
+
+    def flatten(self, inplace=False, **kwargs) -> "NDArray":
+        """Shape (d0, d1 * ... * dk); with `inplace` a view sharing this array's data, else a copy."""
+        if inplace and not kwargs and not _AG.recording:
+            return self.reshape((0, -1))
+        return _fluent_call("flatten", self, (), kwargs)
+
+    def expand_dims(self, axis, inplace=False, **kwargs) -> "NDArray":
+        """A new axis of size 1 at `axis`; with `inplace` a view sharing this array's data, else a copy."""
+        if not inplace or kwargs or _AG.recording:  # recorded as the op, as before views existed
+            return _fluent_call("expand_dims", self, (), {"axis": axis, **kwargs})
+        a = int(axis)
+        if not -self.ndim - 1 <= a <= self.ndim:
+            raise MXNetError(f"expand_dims: axis {a} is out of range for an array of {self.ndim} dimensions")
+        a = a + self.ndim + 1 if a < 0 else a
+        return self.reshape(self.shape[:a] + (1,) + self.shape[a:])
+
+    def squeeze(self, axis=None, inplace=False, **kwargs) -> "NDArray":
+        """Without the axes of size 1 (those of `axis`, or all); with `inplace` a view sharing
+        this array's data, else a copy. A result with no axes has shape (1,)."""
+        if not inplace or kwargs or _AG.recording:
+            return _fluent_call("squeeze", self, (), {"axis": axis, **kwargs})
+        axes = range(self.ndim) if axis is None else [axis] if isinstance(axis, numbers.Integral) else list(axis)
+        drop = set()
+        for a in axes:
+            if not -self.ndim <= a < self.ndim or (a % self.ndim) in drop:
+                raise MXNetError(f"squeeze: axis {axis} is out of range or repeated for shape {self.shape}")
+            if self.shape[a] != 1:
+                if axis is None:
+                    continue
+                raise MXNetError(f"squeeze: axis {a} of shape {self.shape} has size {self.shape[a]}, not 1")
+            drop.add(a % self.ndim)
+        return self.reshape(tuple(d for i, d in enumerate(self.shape) if i not in drop) or (1,))
 
     def broadcast_to(self, shape) -> "NDArray":
         """The `broadcast_to` op, after prepending axes of size 1 up to `len(shape)` (as MXNet)."""
@@ -205,79 +263,50 @@ class NDArray:
         return self._data.__dlpack__()
 
     def to_dlpack_for_write(self):
-        raise MXNetError("to_dlpack_for_write: jbind arrays are immutable jax.Arrays; a writer "
-                         "through DLPack would not be seen. Use to_dlpack_for_read and assign back")
+        """A DLPack capsule of this array's memory for a consumer that writes into it, as MXNet's:
+        the array first gets a buffer of its own (no other array shares it), and what the
+        consumer writes there this array reads. A view must cover its whole base, unchanged."""
+        vw = getattr(self, "_vw", None)
+        if vw is not None:
+            if isinstance(vw, _view.Window) and vw.begin == 0 and vw.shape == vw.root.shape:
+                return vw.root.to_dlpack_for_write()
+            raise MXNetError(f"to_dlpack_for_write: this array (shape {self.shape}) is a view of part of "
+                             "another or of a numpy array; call it on a copy() or on the base array")
+        self._arr = jnp.array(self._arr, copy=True)
+        self._arr.block_until_ready()
+        return self._arr.__dlpack__()
 
     def tolist(self):
         return self.asnumpy().tolist()
 
-    # --- assignment -------------------------------------------------------------------
-    def _coerce(self, value, shape):
-        dev = _device_of(self._data)
-        dtype = self._data.dtype
-        if isinstance(value, NDArray):
-            value = value._data
-        if isinstance(value, numbers.Number) or np.ndim(value) == 0:
-            return jax.device_put(np.full(shape, value, dtype=dtype), dev)
-        vshape = tuple(np.shape(value))
-        if vshape != tuple(shape):
-            try:
-                np.broadcast_shapes(vshape, tuple(shape))
-                if len(vshape) > len(shape):
-                    raise ValueError
-            except ValueError:
-                raise MXNetError(f"cannot assign an array of shape {vshape} to an NDArray of shape "
-                                 f"{tuple(shape)}") from None
-        if isinstance(value, jax.Array):
-            v = value.astype(dtype) if value.dtype != dtype else value
-            v = jnp.broadcast_to(v, shape) if vshape != tuple(shape) else v
-            return jax.device_put(v, dev) if _device_of(v) != dev else v
-        v = np.asarray(value, dtype=dtype)
-        if vshape != tuple(shape):
-            v = np.broadcast_to(v, shape)
-        return jax.device_put(v, dev)
+    # --- pickling, in MXNet's form ---------------------------------------------------------
+    def __reduce_ex__(self, protocol):
+        if type(self) is not NDArray:  # sparse arrays pickle their components
+            return super().__reduce_ex__(protocol)
+        return NDArray, (None,), self.__getstate__()
 
-    def __setitem__(self, key, value):
-        if _AG.recording and _recorded.setitem(self, key, value):
+    def __getstate__(self):
+        """MXNet's pickled state: `{'handle': the array's raw bytes}` (one `.params` record)."""
+        if type(self) is not NDArray:
+            return object.__getstate__(self)
+        from .serialize import encode_raw
+        return {"handle": None if self._data is None else bytearray(encode_raw(self.asnumpy()))}
+
+    def __setstate__(self, state):
+        """Load MXNet's pickled state (raw bytes, read as data: nothing in them runs) into this array,
+        on the current context (an array MXNet saved on a GPU loads where there is none)."""
+        if isinstance(state, tuple):  # a subclass's slots, as `object.__getstate__` gave them
+            for k, v in (state[1] or {}).items():
+                setattr(self, k, v)
             return
-        if isinstance(key, slice) and key == slice(None):
-            self._data = self._coerce(value, self.shape)
+        raw = state.get("handle") if isinstance(state, dict) else None
+        if raw is not None and not isinstance(raw, (bytes, bytearray)):
+            raise MXNetError(f"NDArray.__setstate__: 'handle' must be bytes, got {type(raw).__name__}")
+        if raw is None:
+            self._data = None
             return
-        key = _index(key)
-        if isinstance(value, NDArray):
-            value = value._data
-        v = jnp.asarray(value, dtype=self._data.dtype)
-        lead = next((i for i, d in enumerate(v.shape) if d != 1), v.ndim)
-        try:  # leading 1-dims broadcasting would add back are dropped, as numpy does
-            self._data = self._data.at[key].set(v.reshape(v.shape[lead:]) if lead else v)
-        except (IndexError, TypeError, ValueError) as e:
-            raise MXNetError(f"cannot assign to NDArray{self.shape}[{key!r}]: {e}") from None
-
-    def slice_assign(self, rhs, begin, end, step) -> "NDArray":
-        """Write `rhs` into `self[begin:end:step]` (per axis; None takes the default) in place."""
-        key = _crop(self.shape, begin, end, step)
-        want = tuple(len(range(*k.indices(d))) for k, d in zip(key, self.shape)) + self.shape[len(key):]
-        got = tuple(np.shape(rhs._data if isinstance(rhs, NDArray) else rhs))
-        if got != want:
-            raise MXNetError(f"slice_assign: rhs has shape {got}, the slice of {self.shape} from {tuple(begin)} "
-                             f"to {tuple(end)} has shape {want}")
-        self[key] = rhs
-        return self
-
-    def slice_assign_scalar(self, value, begin, end, step) -> "NDArray":
-        """Write the number `value` into `self[begin:end:step]` in place."""
-        self[_crop(self.shape, begin, end, step)] = float(value)
-        return self
-
-    def __getitem__(self, key) -> "NDArray":
-        key = _index(key)
-        _check_int_bounds(key, self.shape)
-        if _AG.recording:
-            return _recorded.getitem(self, key)
-        try:
-            return self._new(self._data[key])
-        except (IndexError, TypeError) as e:
-            raise IndexError(f"index {key!r} out of range for NDArray of shape {self.shape}: {e}") from None
+        from .serialize import _canonical, decode_raw
+        self._data = jax.device_put(_canonical(decode_raw(bytes(raw), "a pickled NDArray")), _dev(None))
 
     def __len__(self):
         return self.shape[0]
@@ -290,6 +319,9 @@ class NDArray:
         return f"\n{self.asnumpy()}\n<NDArray {shape} @{self.context}>"
 
     def __bool__(self):
+        """False for an empty array, else the value of a one-element array (as MXNet)."""
+        if self.size == 0:
+            return False
         if self.size != 1:
             raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
         return bool(self.asnumpy().reshape(-1)[0])
@@ -351,122 +383,6 @@ class NDArray:
     def __gt__(self, o): return self._cmp(o, jnp.greater)
     def __ge__(self, o): return self._cmp(o, jnp.greater_equal)
 
-def _crop(shape, begin, end, step) -> tuple:
-    begin, end = tuple(begin), tuple(end)
-    step = tuple(step) if step is not None and len(step) else (None,) * len(begin)
-    if not (len(begin) == len(end) == len(step)) or len(begin) > len(shape):
-        raise MXNetError(f"slice: begin {begin}, end {end} and step {step} must have one entry per "
-                         f"axis, at most {len(shape)} for shape {shape}")
-    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
-
-
-def _index(key):
-    if isinstance(key, NDArray):
-        return np.asarray(key._data).astype(np.int64)
-    if isinstance(key, tuple):
-        return tuple(_index(k) for k in key)
-    if isinstance(key, list):  # an index array, as numpy and MXNet read a list
-        return np.asarray(key)
-    return key
-
-
-def _check_int_bounds(key, shape) -> None:
-    """IndexError for an integer index outside its axis (JAX would clamp it); checks the
-    leading plain integers of a key, as numpy, MXNet and `for x in nd` (which stops at it) need."""
-    for axis, k in enumerate(key if isinstance(key, tuple) else (key,)):
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or axis >= len(shape):
-            return
-        if not -shape[axis] <= k < shape[axis]:
-            raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
-
-
-def _device_of(arr):
-    devs = arr.devices()
-    return next(iter(devs))
-
-
-# --- creation -----------------------------------------------------------------------------
-def _dev(ctx):
-    return (ctx if ctx is not None else current_context()).jax_device
-
-
-def _placed(data, ctx) -> NDArray:
-    """An NDArray of `data`, already on `ctx`'s device, that reports `ctx` (or the current
-    context) as its context: the label matters for a `cpu(i)` sharing another's device."""
-    arr = NDArray(data)
-    ctx = ctx if ctx is not None else current_context()
-    if is_alias(ctx):
-        arr._ctx = ctx
-    return arr
-
-
-def array(source_array, ctx=None, dtype=None) -> NDArray:
-    if isinstance(source_array, NDArray):
-        src = source_array._data
-        dtype = np_dtype(dtype) if dtype is not None else src.dtype
-        return _placed(jax.device_put(src.astype(dtype), _dev(ctx)), ctx)
-    if dtype is None:  # MXNet: float32 unless the source is an NDArray
-        dtype = np.float32
-    a = np.asarray(source_array, dtype=np_dtype(dtype))
-    return _placed(jax.device_put(a, _dev(ctx)), ctx)
-
-
-def _shape(shape):
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    if any(d < 0 for d in shape):
-        raise MXNetError(f"shape {shape} has a negative dimension")
-    if (not shape or 0 in shape) and not is_np_shape():
-        # MXNet 1.x: without np_shape, 0 means "unknown" and () "no shape".
-        raise MXNetError(f"shape {shape} is zero-size or 0-d: create it inside mx.np_shape(True)")
-    return shape
-
-
-def _into(res: NDArray, out) -> NDArray:
-    """`res`, or written into `out` (MXNet's `out=`) and `out` returned."""
-    if out is None:
-        return res
-    out[:] = res
-    return out
-
-
-def zeros(shape, ctx=None, dtype=None, stype=None, out=None, **kwargs) -> NDArray:
-    """An all-zero array; `stype` 'row_sparse' or 'csr' makes a sparse one (`mx.nd.sparse.zeros`);
-    with `out`, written into it."""
-    if stype not in (None, "default"):
-        from .sparse import zeros as sparse_zeros
-        return sparse_zeros(stype, shape, ctx, dtype)
-    return _into(_placed(cached_zeros(_shape(shape), np_dtype(dtype), _dev(ctx)), ctx), out)
-
-
-def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
-    return zeros(shape, ctx, dtype, stype)
-
-
-def ones(shape, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
-    """An all-one array (with `out`, written into it)."""
-    return full(shape, 1, ctx, dtype, out=out)
-
-
-def full(shape, val, ctx=None, dtype=None, out=None, **kwargs) -> NDArray:
-    """An array filled with `val` (with `out`, written into it)."""
-    return _into(_placed(jax.device_put(np.full(_shape(shape), val, np_dtype(dtype)), _dev(ctx)), ctx), out)
-
-
-def arange(start, stop=None, step=1.0, repeat=1, ctx=None, dtype=None, **kwargs) -> NDArray:
-    a = np.arange(start, stop, step, dtype=np_dtype(dtype))
-    return _placed(jax.device_put(np.repeat(a, repeat), _dev(ctx)), ctx)
-
-
-def concat(*arrays, dim=1) -> NDArray:
-    if _AG.recording:
-        return _recorded.call("Concat", *arrays, dim=dim)
-    return NDArray(jnp.concatenate([a._data for a in arrays], axis=dim))
-
-
-def waitall():
-    for a in jax.live_arrays():
-        a.block_until_ready()
-
 
 def _fluent_call(op_name, arr, args, kwargs):
     from .imperative import invoke
@@ -474,5 +390,7 @@ def _fluent_call(op_name, arr, args, kwargs):
 
 
 _fluent.install(NDArray, _fluent_call, "mx.nd")
-from . import _recorded  # noqa: E402 (it needs NDArray's module loaded)
+from . import _recorded, _view  # noqa: E402 (they need NDArray's module loaded)
+from ._creation import (_dev, _into, _placed, _shape, arange, array, concat, empty, full,  # noqa: E402,F401
+                        ones, waitall, zeros)
 _recorded.install(NDArray)
