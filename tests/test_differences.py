@@ -672,3 +672,13 @@ def test_sparse_embedding_weight_gradient_is_dense():
     exe.backward(mx.nd.ones((2, 2)))
     g = exe.grad_dict["w"]
     assert g.stype == "default" and g.asnumpy().tolist() == [[1, 1], [0, 0], [1, 1]]
+
+
+def test_integer_arguments_get_gradients_only_through_cast():
+    """An integer argument read by an op other than Cast gets a zero gradient; MXNet computes it in integers."""
+    x = mx.sym.Variable("x", dtype="int32")
+    exe = (x * 2).simple_bind(mx.cpu(), x=(3,))
+    exe.arg_arrays[0][:] = np.array([1, 2, 3])
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array([1, 2, 3], dtype="int32"))
+    assert exe.grad_arrays[0].dtype == np.int32 and not exe.grad_arrays[0].asnumpy().any()  # MXNet: [2 4 6]
