@@ -106,12 +106,14 @@ class _ProposalBase(Op):
         cls, bbox, info = (jax.lax.stop_gradient(x.astype(jnp.float32)) for x in ins)
         n, c, h, w = cls.shape
         a = c // 2
-        base = anchors(self.feature_stride, self.ratios, self.scales)
-        shift = np.arange(max(h, w), dtype=np.float32) * np.float32(self.feature_stride)
-        grid = np.stack(np.broadcast_arrays(shift[None, :w, None], shift[:h, None, None],
-                                            shift[None, :w, None], shift[:h, None, None]), -1)  # (h, w, 1, 4)
-        boxes = jnp.asarray((grid + base[None, None]).reshape(-1, 4))
-        cells = np.indices((h, w, a)).reshape(3, -1)
+        base = jnp.asarray(anchors(self.feature_stride, self.ratios, self.scales))
+        # built from iotas inside the program: large constant arrays make XLA's compile slow
+        ys = jax.lax.broadcasted_iota(jnp.int32, (h, w, a), 0).reshape(-1)
+        xs = jax.lax.broadcasted_iota(jnp.int32, (h, w, a), 1).reshape(-1)
+        stride = jnp.float32(self.feature_stride)
+        sx, sy = xs.astype(jnp.float32) * stride, ys.astype(jnp.float32) * stride
+        boxes = jnp.tile(base, (h * w, 1)) + jnp.stack([sx, sy, sx, sy], 1)
+        cells = (ys, xs)
         rois, scores = jax.vmap(lambda s, d, i: self._one(boxes, cells, s, d, i))(cls[:, a:], bbox, info)
         batch = jnp.repeat(jnp.arange(n, dtype=jnp.float32) if self.batched else jnp.zeros((n,), jnp.float32),
                            self.rpn_post_nms_top_n)
