@@ -723,3 +723,13 @@ def test_lbsgd_keeps_its_gradient_sum_in_the_state():
     state = opt.create_state(0, w)
     opt.update(0, w, mx.nd.ones((2,)), state)
     assert isinstance(state, tuple) and len(state) == 2 and (state[1].asnumpy() == 1).all()
+
+
+def test_integer_arguments_get_gradients_only_through_cast():
+    """An integer argument read by an op other than Cast gets a zero gradient; MXNet computes it in integers."""
+    x = mx.sym.Variable("x", dtype="int32")
+    exe = (x * 2).simple_bind(mx.cpu(), x=(3,))
+    exe.arg_arrays[0][:] = np.array([1, 2, 3])
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array([1, 2, 3], dtype="int32"))
+    assert exe.grad_arrays[0].dtype == np.int32 and not exe.grad_arrays[0].asnumpy().any()  # MXNet: [2 4 6]

@@ -102,7 +102,30 @@ def test_monitor_all_reports_inputs_first(monitor_all):
     seen = []
     exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all)
     exe.forward(is_train=False)
-    assert seen[:4] == ["fc_0_data", "fc_0_weight", "fc_0_bias", "fc_0_output"]
+    # as MXNet 1.9.1: a variable input under its own name, then as the op's input;
+    # Activation declares no input names (input0)
+    assert seen[:9] == ["data", "fc_0_data", "fc_0_weight", "fc_0_weight", "fc_0_bias", "fc_0_bias",
+                        "fc_0_output", "act_0_input0", "act_0_output"]
+
+
+def test_monitor_survives_reshape():
+    exe = build().simple_bind(mx.cpu(), data=(2, 2), out_label=(2, 2))
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append((name, arr.shape)), True)
+    small = exe.reshape(data=(1, 2), out_label=(1, 2))
+    small.forward(is_train=False)
+    assert ("data", (1, 2)) in seen and ("out_output", (1, 2)) in seen
+
+
+def test_module_monitor_survives_a_new_batch_shape():
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc_0")
+    mod = mx.mod.Module(net, data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (1, 2))], for_training=False)
+    mod.init_params()
+    seen = []
+    mod._exec_group.execs[0].set_monitor_callback(lambda name, arr: seen.append(name), True)
+    mod.forward(mx.io.DataBatch([mx.nd.ones((3, 2))]), is_train=False)
+    assert "fc_0_output" in seen
 
 
 def test_fit_with_a_monitor_logs_every_interval(caplog):

@@ -87,12 +87,17 @@ class Monitor:
         args, aux, key, counter, is_train = last
         vals = self._fwd(args, aux, key, counter, bool(is_train))
         g, out = self.g, []
+        var_of = {g.offsets[vi]: g.nodes[vi].name for vi, n in enumerate(g.nodes) if n.op is None}
         for ni, node in enumerate(g.nodes):
             if node.op is None:
                 continue
-            if monitor_all:
+            if monitor_all:  # as MXNet's: a variable input under its own name, then as the op's input
                 names = node.op.arguments() + tuple(node.op.aux_names or ())
+                if node.op.unnamed_inputs:
+                    names = tuple(f"input{i}" for i in range(len(names)))
                 for name, e in zip(names, g.in_entries[ni]):
+                    if e in var_of:
+                        out.append((var_of[e], vals[e]))
                     out.append((f"{node.name}_{name}", vals[e]))
             for k in range(node.num_outputs()):
                 out.append((node.output_name(k), vals[g.offsets[ni] + k]))

@@ -264,6 +264,10 @@ class Executor:
                 heads.append(jax.device_put(np.zeros(shape, dtype), self._device))
                 continue
             gr = gr._data if isinstance(gr, NDArray) else jnp.asarray(gr)
+            if tuple(gr.shape) != tuple(shape) and i in self._ignored_heads():
+                # as MXNet, whose backward never looks at a head gradient it does not read
+                heads.append(jax.device_put(np.zeros(shape, dtype), self._device))
+                continue
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
                                  f"output has {tuple(shape)}")
@@ -318,6 +322,8 @@ class Executor:
                            shared_arg_names=same, shared_exec=self,
                            shapes={n: tuple(s) for n, s in zip(g.arg_names, arg_s)})
         new._share_memory_with(self)
+        if self._monitor is not None:  # as MXNet's: the callback carries over to the new executor
+            new.set_monitor_callback(self._monitor[0], self._monitor[1])
         return new
 
     def _share_memory_with(self, old: "Executor"):
@@ -335,7 +341,8 @@ class Executor:
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call `callback(name, NDArray)` for each op node's outputs after every forward
-        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`) and, after
+        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`, each variable
+        input first under its own name too; `reshape` keeps the callback) and, after
         every backward, for the gradient each node hands to each input, in MXNet's order
         and names (`NAME_backward_output{k}`). `None` removes it.
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .._memo import Memo
+from ..symbol._int_grad import carried_args, carried_cast_outputs
 from ..symbol.graph import graph_of
 from ..symbol.infer import DTYPE, SHAPE, infer
 
@@ -48,6 +49,12 @@ def _gradient_reaches(g) -> list:
     return [needed[vi] for vi in g.arg_index]
 
 
+def _head_nodes(g) -> list:
+    """Per graph output: the index of the node producing it."""
+    owner = {g.offsets[ni] + k: ni for ni, n in enumerate(g.nodes) for k in range(n.num_outputs())}
+    return [owner[e] for e in g.heads]
+
+
 def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     """`shapes` / `dtypes`: one entry per argument then aux state, in the graph's order."""
     key = (sym.fingerprint, shapes, dtypes, grad_req)
@@ -60,11 +67,15 @@ def make_plan(sym, shapes: tuple, dtypes: tuple, grad_req: tuple) -> Plan:
     _, out_s, _ = infer(sym, SHAPE, (), dict(zip(g.arg_names, shapes[:n])))
     _, out_t, _ = infer(sym, DTYPE, (), dict(zip(g.arg_names, dtypes[:n])))
     floats = [np.issubdtype(np.dtype(t), np.inexact) for t in dtypes[:n]]
+    # integers read only by Casts take MXNet's cast gradient (symbol/_int_grad.py)
+    floats = [f or c for f, c in zip(floats, carried_args(g, dtypes[:n]))]
+    carried = carried_cast_outputs(g)
     reach = _gradient_reaches(g)
     diff = tuple(r != "null" and f and ok for r, f, ok in zip(grad_req, floats, reach))
     zero_write = tuple(r == "write" and f and not ok for r, f, ok in zip(grad_req, floats, reach))
-    no_head = tuple(bool(node.op is not None and node.op.is_loss) or not np.issubdtype(t, np.inexact)
-                    for (node, _), t in zip(sym._heads, out_t))
+    no_head = tuple(bool(node.op is not None and node.op.is_loss)
+                    or not (np.issubdtype(t, np.inexact) or ni in carried)
+                    for (node, _), t, ni in zip(sym._heads, out_t, _head_nodes(g)))
     sizes = [math.prod(s) * np.dtype(t).itemsize for s, t in zip(shapes, dtypes)]
     state = sum(sizes) + sum(b for b, r in zip(sizes, grad_req) if r != "null")
     out = sum(math.prod(s) * np.dtype(t).itemsize for s, t in zip(out_s, out_t) if s is not None and t is not None)

@@ -167,6 +167,7 @@ class DataParallelExecutorGroup:
             self.shared_data_arrays = shared_group.shared_data_arrays
         elif not reshape or not hasattr(self, "shared_data_arrays"):
             self.shared_data_arrays = [{} for _ in self.contexts]
+        before = self.execs if reshape and hasattr(self, "execs") else []
         self.execs = []
         for i, (ctx, plan) in enumerate(zip(self.contexts, p.plans)):
             dev = store.devices[i]
@@ -185,6 +186,9 @@ class DataParallelExecutorGroup:
             for (name, shape), dt in zip(plan.shapes[n:], plan.np_dtypes[n:]):
                 aux.append(store.aux_state(i, name, shape, dt))
             self.execs.append(Executor(self.symbol, ctx, args, grads, aux, plan))
+        for e, old in zip(self.execs, before):  # as MXNet's Executor.reshape, a monitor carries over
+            if old._monitor is not None:
+                e.set_monitor_callback(old._monitor[0], old._monitor[1])
         ex = self.execs
         self.data_arrays = [[(self.slices[i], e.arg_dict[name]) for i, e in enumerate(ex)] for name in self.data_names]
         self.label_arrays = [[(self.slices[i], e.arg_dict[name]) for i, e in enumerate(ex)]

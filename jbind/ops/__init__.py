@@ -6,7 +6,8 @@ from . import nn, loss  # noqa: F401  (registration)
 for _m in ("elemwise", "broadcast", "reduce", "shape", "join", "indexing", "norm", "sequence", "rnn_op", "conv",
            "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "linalg_more", "ctc", "sampling",
            "custom", "optimizer_ops", "khatri_rao", "conv_more", "sampler", "roi", "resize", "attention", "detection", "legacy",
-           "creation", "misc", "box_coder", "quantize", "image", "sampling_unique", "psroi"):
+           "creation", "misc", "box_coder", "quantize", "image", "sampling_unique", "psroi",
+           "proposal", "deformable"):
     try:
         __import__(f"{__name__}.{_m}")
     except ModuleNotFoundError as _e:

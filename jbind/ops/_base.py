@@ -55,6 +55,8 @@ class Op:
     # No gradient flows through the op (BlockGrad): arguments whose every path to the
     # outputs passes through one get no backward at all (MXNet's zero-gradient propagation).
     blocks_gradient: ClassVar[bool] = False
+    # MXNet's kernel declares no input names (Activation): its monitor calls the inputs input0, ...
+    unnamed_inputs: ClassVar[bool] = False
     # Its lowering calls Python code (Custom): running its backward has visible effects, so
     # executors run the backward only when asked.
     host_code: ClassVar[bool] = False

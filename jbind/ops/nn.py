@@ -7,7 +7,7 @@ from typing import Literal, Optional
 import jax
 import jax.numpy as jnp
 
-from ..base import ShapeError, fmt_shape, np_dtype
+from ..base import DTypeError, ShapeError, fmt_shape, np_dtype
 from . import _rand
 from ._base import Op, frozen, register
 
@@ -96,6 +96,7 @@ _ACTS = {
 @register
 class Activation(Op):
     """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign."""
+    unnamed_inputs = True  # MXNet's monitor calls its input input0
     act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 
     def lower(self, ins, aux, is_train, key):
@@ -251,9 +252,8 @@ class _Softmax(Op):
         out = np_dtype(self.dtype) if self.dtype else (t if t is not None else outs[0])
         if not self.use_length:
             return [t if t is not None else (None if self.dtype else out)], [out], []
+        # a float length binds (simple_bind's default float32, as MXNet's); running refuses it
         length = ins[1] if ins[1] is not None else np_dtype("int32")
-        if not jnp.issubdtype(length, jnp.integer):
-            raise TypeError(f"length must hold integers (MXNet 1.9.1 refuses {np_dtype(length).name})")
         return [t, length], [out], []
 
     def lower(self, ins, aux, is_train, key):
@@ -266,6 +266,8 @@ class _Softmax(Op):
         if not self.use_length:
             fn = jax.nn.log_softmax if self._log else jax.nn.softmax
             return [fn(x, axis=self.axis).astype(out)], aux
+        if not jnp.issubdtype(ins[1].dtype, jnp.integer):
+            raise DTypeError(f"softmax: length must hold integers (MXNet 1.9.1 refuses {ins[1].dtype.name})")
         ax = self.axis % x.ndim
         steps = jnp.arange(x.shape[ax]).reshape([-1 if i == ax else 1 for i in range(x.ndim)])
         keep = steps < jnp.expand_dims(ins[1], ax)
@@ -288,6 +290,7 @@ class log_softmax(_Softmax):
 @register
 class SoftmaxActivation(Op):
     """Softmax over all but the batch axis (instance) or over axis 1 (channel)."""
+    unnamed_inputs = True  # MXNet's monitor calls its input input0
     mode: Literal["instance", "channel"] = "instance"
 
     def lower(self, ins, aux, is_train, key):

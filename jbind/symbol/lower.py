@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..base import MXNetError
-from . import _bnfold, _heads, rolled
+from . import _bnfold, _heads, _int_grad, rolled
 from .graph import Graph
 
 
@@ -23,13 +23,16 @@ def matmul_precision() -> str:
     return jax.config.jax_default_matmul_precision or "float32"
 
 
-def make_forward(g: Graph, shapes=None, probed=False):
+def make_forward(g: Graph, shapes=None, probed=False, carry=False):
     """`shapes`: the inferred shape of every entry, passed to `Op.specialize`.
 
     With `probed` (the executor monitor's lowering, node by node, nothing fused):
     forward(args, aux, key, is_train, probes) -> (outputs, new_aux, every entry's value),
     where `probes` maps (node index, argument position) to an array added to that input
-    edge, so the gradient with respect to a zero probe is what flows back along that edge."""
+    edge, so the gradient with respect to a zero probe is what flows back along that edge.
+
+    With `carry` (training), integers that move only through Cast are carried as floats
+    (`_int_grad`): forward(..., carried=positions of arguments given as float carriers)."""
     arg_pos = {vi: k for k, vi in enumerate(g.arg_index)}
     aux_pos = {vi: k for k, vi in enumerate(g.aux_index)}
     # For each op node, the aux positions its aux inputs come from (to route updates back).
@@ -52,14 +55,19 @@ def make_forward(g: Graph, shapes=None, probed=False):
     folded_conv = set(bnfold.values())
     loops = rolled.plan(g, shapes) if shapes is not None and rolled.loop_lowering_enabled() and not probed else None
 
-    def forward(args, aux, key, is_train, probes=None):
-        with jax.default_matmul_precision(matmul_precision()):
-            return run(args, aux, key, is_train, probes)
+    carry_nodes = _int_grad.carried_cast_outputs(g) if carry else set()
 
-    def run(args, aux, key, is_train, probes):
+    def forward(args, aux, key, is_train, probes=None, carried=()):
+        with jax.default_matmul_precision(matmul_precision()):
+            return run(args, aux, key, is_train, probes, carried)
+
+    def run(args, aux, key, is_train, probes, carried):
         vals = [None] * g.num_entries
+        floats = set()  # entries holding integers carried as floats
         for vi, k in arg_pos.items():
             vals[g.offsets[vi]] = args[k]
+            if k in carried:
+                floats.add(g.offsets[vi])
         for vi, k in aux_pos.items():
             vals[g.offsets[vi]] = aux[k]
         new_aux = list(aux)
@@ -87,6 +95,16 @@ def make_forward(g: Graph, shapes=None, probed=False):
                 ins = [x + probes[(ni, k)] if (ni, k) in probes else x for k, x in enumerate(ins)]
             aux_in = [vals[e] for e in entries[nargs:]]
             nkey = jax.random.fold_in(key, ni) if op.random else None
+            if op.name == "Cast" and (ni in carry_nodes or entries[0] in floats):
+                carried_in = entries[0] in floats
+                x = ins[0]
+                if carried_in or jnp.issubdtype(x.dtype, jnp.inexact):
+                    vals[g.offsets[ni]] = _int_grad.cast(x, op.dtype, carried_in)
+                else:  # an integer from elsewhere: no gradient to carry
+                    vals[g.offsets[ni]] = x.astype(op.dtype).astype(_int_grad.carrier_dtype())
+                if ni in carry_nodes:
+                    floats.add(g.offsets[ni])
+                return
             try:
                 outs, upd = op.lower(ins, aux_in, is_train, nkey)
             except MXNetError:
@@ -146,22 +164,30 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shap
     gradient is added inside the function. `is_train=False` differentiates the inference
     forward (MXNet's `backward(is_train=False)`: Dropout is the identity).
     """
-    forward = make_forward(g, shapes)
+    forward = make_forward(g, shapes, carry=True)
     diff_pos = tuple(k for k, m in enumerate(diff_mask) if m)
+    owner = {g.offsets[ni] + k: ni for ni, n in enumerate(g.nodes) for k in range(n.num_outputs())}
+    carried_out = {i: np.dtype(g.nodes[owner[e]].op.dtype) for i, e in enumerate(g.heads)
+                   if owner[e] in _int_grad.carried_cast_outputs(g)}
 
     def train(args, aux, key, head_grads, old_grads):
+        # integer arguments differentiated (through Cast only) travel as float carriers
+        ints = {k: args[k].dtype for k in diff_pos if not jnp.issubdtype(args[k].dtype, jnp.inexact)}
+
         def f(diff):
             full = list(args)
             for k, v in zip(diff_pos, diff):
                 full[k] = v
-            outs, new_aux = forward(tuple(full), aux, key, is_train)
+            outs, new_aux = forward(tuple(full), aux, key, is_train, carried=frozenset(ints))
             return outs, new_aux
 
-        diff = tuple(args[k] for k in diff_pos)
+        diff = tuple(args[k].astype(_int_grad.carrier_dtype()) if k in ints else args[k] for k in diff_pos)
         with jax.default_matmul_precision(matmul_precision()):  # the backward's products too
-            return backward(f, diff, head_grads, old_grads)
+            outs, grads, new_aux = backward(f, diff, head_grads, old_grads, ints)
+        outs = tuple(o.astype(carried_out[i]) if i in carried_out else o for i, o in enumerate(outs))
+        return outs, grads, new_aux
 
-    def backward(f, diff, head_grads, old_grads):
+    def backward(f, diff, head_grads, old_grads, ints):
         outs, vjp, new_aux = jax.vjp(f, diff, has_aux=True)
         it = iter(head_grads)
         cot = []
@@ -173,6 +199,7 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shap
             else:
                 cot.append(next(it).astype(o.dtype))
         (grads,) = vjp(tuple(cot))
+        grads = tuple(g_.astype(ints[k]) if k in ints else g_ for k, g_ in zip(diff_pos, grads))
         old = iter(old_grads)
         grads = tuple(g_ + next(old) if add_mask[k] else g_ for k, g_ in zip(diff_pos, grads))
         return outs, grads, new_aux
