@@ -161,13 +161,19 @@ def _prelu_gamma_shape(gamma, data) -> tuple:
 _SELU_LAMBDA, _SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
 
 
+def _selu_value(x):
+    # lambda * alpha as one constant (one rounding in x's dtype): SELU then equals
+    # `lambda * alpha * expm1(x)` written with NDArrays bit for bit, as MXNet's tests check.
+    return jnp.where(x > 0, _SELU_LAMBDA * x, (_SELU_LAMBDA * _SELU_ALPHA) * jnp.expm1(jnp.minimum(x, 0)))
+
+
 @jax.custom_vjp
 def _selu(x):
-    return jax.nn.selu(x)
+    return _selu_value(x)
 
 
 def _selu_fwd(x):
-    y = jax.nn.selu(x)
+    y = _selu_value(x)
     return y, (x, y)
 
 
