@@ -672,3 +672,18 @@ def test_sparse_embedding_weight_gradient_is_dense():
     exe.backward(mx.nd.ones((2, 2)))
     g = exe.grad_dict["w"]
     assert g.stype == "default" and g.asnumpy().tolist() == [[1, 1], [0, 0], [1, 1]]
+
+
+def test_op_hook_skips_training_calls():
+    """register_op_hook reports inference calls only; a call under autograd.record() reports nothing."""
+    from jbind.gluon import nn
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    net.hybridize()
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append(name))
+    with mx.autograd.record():
+        net(mx.nd.ones((1, 3)))
+    assert seen == []
+    net(mx.nd.ones((1, 3)))
+    assert seen == [f"{net.prefix}fwd_output"]

@@ -91,8 +91,7 @@ class Monitor:
             if node.op is None:
                 continue
             if monitor_all:
-                names = node.op.arguments() + tuple(node.op.aux_names or ())
-                for name, e in zip(names, g.in_entries[ni]):
+                for name, e in zip(node.op.monitor_input_names(), g.in_entries[ni]):
                     out.append((f"{node.name}_{name}", vals[e]))
             for k in range(node.num_outputs()):
                 out.append((node.output_name(k), vals[g.offsets[ni] + k]))

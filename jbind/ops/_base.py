@@ -58,10 +58,18 @@ class Op:
     # Its lowering calls Python code (Custom): running its backward has visible effects, so
     # executors run the backward only when asked.
     host_code: ClassVar[bool] = False
+    # MXNet registers the op's input names (FListInputNames): its monitors and op hooks
+    # call an input NAME_<argument>; where it does not, NAME_input0, NAME_input1, ...
+    lists_input_names: ClassVar[bool] = True
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
         return ("data",)
+
+    def monitor_input_names(self) -> tuple[str, ...]:
+        """The names MXNet's monitors give the op's inputs (arguments, then aux states)."""
+        names = tuple(self.arguments()) + tuple(self.aux_names or ())
+        return names if self.lists_input_names else tuple(f"input{i}" for i in range(len(names)))
 
     def outputs(self) -> tuple[str, ...]:
         return ("output",)

@@ -96,6 +96,7 @@ _ACTS = {
 @register
 class Activation(Op):
     """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 
     def lower(self, ins, aux, is_train, key):
@@ -294,6 +295,7 @@ class log_softmax(_Softmax):
 @register
 class SoftmaxActivation(Op):
     """Softmax over all but the batch axis (instance) or over axis 1 (channel)."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     mode: Literal["instance", "channel"] = "instance"
 
     def lower(self, ins, aux, is_train, key):
