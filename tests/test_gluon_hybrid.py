@@ -327,3 +327,29 @@ def test_register_op_hook_reports_each_op_by_mxnet_names():
     net.hybridize()
     net(x)
     assert seen[6:] == ["m_dense0_fwd_output", "m_relu0_fwd_output"]
+
+
+def test_get_symbol_inlines_small_hybridized_blocks_and_shows_others_as_one_cached_op():
+    import json
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(3, in_units=4), nn.Dense(2, in_units=3))
+    net.initialize()
+    x = mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
+
+    def recorded(**flags):
+        net.hybridize(**flags)
+        with mx.autograd.record():
+            y = net(x)
+        nodes = json.loads(mx.autograd.get_symbol(y).tojson())["nodes"]
+        return y, mx.autograd.get_symbol(y), [n["op"] for n in nodes if n["op"] != "null"]
+    y, sym, ops = recorded()   # two ops, within the default inline_limit (2): the block's own ops
+    assert ops == ["FullyConnected", "FullyConnected"]
+    # the inlined graph computes the block: the unmarked input is const0, the parameters var0..3
+    assert sym.list_arguments() == ["const0", "var0", "var1", "var2", "var3"]
+    args = dict(zip(sym.list_arguments(), [x] + [p.data() for p in net.collect_params().values()]))
+    out = sym.bind(mx.cpu(), args).forward()[0]
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy(), rtol=1e-5)
+    assert recorded(inline_limit=1)[2] == ["_CachedOp"]
+    assert recorded(inline_limit=5, static_alloc=True)[2] == ["_CachedOp"]
+    assert recorded(inline_limit=5)[2] == ["FullyConnected", "FullyConnected"]

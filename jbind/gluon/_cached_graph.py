@@ -39,7 +39,7 @@ from ..symbol.lower import make_forward
 from ..ndarray.ndarray import NDArray
 from ..symbol._node import Node, topo_order
 from ..symbol.symbol import Symbol
-from . import _op_hook
+from . import _inline, _op_hook
 from ._util import check, flatten, regroup
 from .parameter import DeferredInitializationError
 
@@ -151,6 +151,7 @@ class CachedGraph:
         key = (ctx, tuple((a.shape, a._data.dtype) for a in arg_arrays + aux_arrays))
         if _autograd_flag("is_training"):
             outs = self._train_call(key, ctx, arg_arrays, aux_arrays)
+            _inline.describe(outs, self)
         else:
             outs = [NDArray(o._data) for o in self._executor(key, ctx, arg_arrays, aux_arrays).forward()]
         return regroup(outs, out_fmt)
