@@ -164,7 +164,6 @@ class _Scalar(_SameShape):
     """The scalar is cast to the array's dtype, except that with `is_int=False` (a float
     scalar, as MXNet 1.9's numpy front end marks it) an integer array is promoted to float64
     first, as MXNet 1.9.1 does (float32 without JAX's x64 mode)."""
-    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     scalar: float = 1.0
     is_int: bool = True
     fn: ClassVar[Callable]
@@ -249,7 +248,6 @@ _UNARY_ALIASES = {"_copy": ("identity",), "erfinv": ("_npx_erfinv",)}
 
 @frozen
 class _Unary(_SameShape):
-    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     fn: ClassVar[Callable]
 
     def lower(self, ins, aux, is_train, key):
@@ -336,7 +334,6 @@ class softmin(_SameShape):
 @register
 class clip(_SameShape):
     """Clip to [a_min, a_max]; the gradient passes inside the closed interval, as in MXNet."""
-    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     a_min: float
     a_max: float
 
@@ -359,7 +356,6 @@ class smooth_l1(_SameShape):
 @register(aliases=("cast",))
 class Cast(_SameShape):
     """Convert to `dtype`; the gradient is cast back to the input's dtype."""
-    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     dtype: DType
 
     def __post_init__(self):
@@ -401,3 +397,7 @@ class where(Op):
         if c.ndim == 1 and x.ndim > 1:
             c = c.reshape((-1,) + (1,) * (x.ndim - 1))
         return [jnp.where(c != 0, x, y)], aux
+
+
+for _c in (_Scalar, _Unary, clip, Cast):  # MXNet's monitors call their input NAME_input0
+    _c.lists_input_names = False
