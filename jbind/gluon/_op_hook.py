@@ -3,11 +3,12 @@
 MXNet calls `callback(node_name, op_name, array)` from its cached op, for each op's
 outputs (`NODE_output`, or `NODE_<output name>` for ops with several) and, with
 `monitor_all`, first for its inputs (`NODE_<argument>`, or `NODE_input0`, ... for an op
-MXNet lists no input names for). jbind installs it as the executor monitor of the block's inference executors,
-which runs a second, node-by-node program over the same inputs: the values are those of
-the compiled call. jbind hands an NDArray where MXNet hands a raw NDArray handle, and,
-as MXNet's executor monitor, reports no hidden outputs (BatchNorm's mean, Dropout's mask)
-and nothing for a training (`autograd.record()` / `train_mode`) call.
+MXNet lists no input names for). jbind installs it as the executor monitor of the
+block's inference executors, which runs a second, node-by-node program over the same
+inputs: the values are those of the compiled call. jbind hands an NDArray where MXNet
+hands a raw NDArray handle, and, as MXNet's executor monitor, reports no hidden outputs
+(BatchNorm's mean, Dropout's mask) and nothing for a training (`autograd.record()` /
+`train_mode`) call.
 """
 from __future__ import annotations
 
