@@ -333,7 +333,8 @@ class Executor:
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call `callback(name, NDArray)` for each op node's outputs after every forward
-        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`) and, after
+        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT` or, for ops MXNet
+        lists no input names for, `NAME_input0`...) and, after
         every backward, for the gradient each node hands to each input, in MXNet's order
         and names (`NAME_backward_output{k}`). `None` removes it.
 
