@@ -103,3 +103,16 @@ def test_monitor_all_reports_inputs_first(monitor_all):
     exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all)
     exe.forward(is_train=False)
     assert seen[:4] == ["fc_0_data", "fc_0_weight", "fc_0_bias", "fc_0_output"]
+
+
+def test_monitor_all_names_inputs_of_ops_mxnet_lists_no_names_for_by_position():
+    # MXNet names Activation's and a unary op's input input0, a binary op's lhs / rhs
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    out = mx.sym.sqrt(mx.sym.Activation(mx.sym.elemwise_add(a, b, name="add"), act_type="relu", name="act"),
+                      name="sq")
+    exe = out.simple_bind(mx.cpu(), a=(2,), b=(2,))
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append(name), True)
+    exe.forward(is_train=False, a=mx.nd.array([1, 4]), b=mx.nd.array([0, 5]))
+    ops = [n for n in seen if n not in ("a", "b")]   # (MXNet also reports the variables themselves)
+    assert ops == ["add_lhs", "add_rhs", "add_output", "act_input0", "act_output", "sq_input0", "sq_output"]
