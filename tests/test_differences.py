@@ -733,3 +733,18 @@ def test_integer_arguments_get_gradients_only_through_cast():
     exe.forward(is_train=True)
     exe.backward(mx.nd.array([1, 2, 3], dtype="int32"))
     assert exe.grad_arrays[0].dtype == np.int32 and not exe.grad_arrays[0].asnumpy().any()  # MXNet: [2 4 6]
+
+
+def test_op_hook_skips_training_calls():
+    """register_op_hook reports inference calls only; a call under autograd.record() reports nothing."""
+    from jbind.gluon import nn
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    net.hybridize()
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append(name))
+    with mx.autograd.record():
+        net(mx.nd.ones((1, 3)))
+    assert seen == []
+    net(mx.nd.ones((1, 3)))
+    assert seen == [f"{net.prefix}fwd_output"]

@@ -300,3 +300,56 @@ def test_cast_to_float16_runs_hybridized_and_imported(tmp_path):
         assert y.dtype == np.float16
         np.testing.assert_allclose(y.asnumpy(), ref, rtol=2e-2, atol=2e-2)
     assert block.params["half_batchnorm0_running_var"].dtype == "float32"  # BatchNorm's stay float32, as MXNet
+
+
+def test_register_op_hook_reports_each_op_by_mxnet_names():
+    net = nn.HybridSequential(prefix="m_")
+    with net.name_scope():
+        net.add(nn.Dense(3), nn.Activation("relu"))
+    net.initialize()
+    net.hybridize()
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.asnumpy())), monitor_all=True)
+    x = mx.nd.array(np.linspace(-1, 1, 8).reshape(2, 4))
+    out = net(x).asnumpy()
+    # inputs then outputs of each op; Activation's input is 'input0' (MXNet lists no names for it)
+    assert [(n, op) for n, op, _ in seen] == [
+        ("m_dense0_fwd_data", "FullyConnected"), ("m_dense0_fwd_weight", "FullyConnected"),
+        ("m_dense0_fwd_bias", "FullyConnected"), ("m_dense0_fwd_output", "FullyConnected"),
+        ("m_relu0_fwd_input0", "Activation"), ("m_relu0_fwd_output", "Activation")]
+    np.testing.assert_array_equal(seen[0][2], x.asnumpy())
+    np.testing.assert_allclose(seen[-1][2], out, rtol=1e-6)
+    np.testing.assert_allclose(np.maximum(seen[3][2], 0), out, rtol=1e-6)
+    seen.clear()
+    net.register_op_hook(lambda name, op, arr: seen.append(name))  # outputs only, from the next build
+    net(x)
+    assert len(seen) == 6
+    net.hybridize()
+    net(x)
+    assert seen[6:] == ["m_dense0_fwd_output", "m_relu0_fwd_output"]
+
+
+def test_get_symbol_inlines_small_hybridized_blocks_and_shows_others_as_one_cached_op():
+    import json
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(3, in_units=4), nn.Dense(2, in_units=3))
+    net.initialize()
+    x = mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
+
+    def recorded(**flags):
+        net.hybridize(**flags)
+        with mx.autograd.record():
+            y = net(x)
+        nodes = json.loads(mx.autograd.get_symbol(y).tojson())["nodes"]
+        return y, mx.autograd.get_symbol(y), [n["op"] for n in nodes if n["op"] != "null"]
+    y, sym, ops = recorded()   # two ops, within the default inline_limit (2): the block's own ops
+    assert ops == ["FullyConnected", "FullyConnected"]
+    # the inlined graph computes the block: the unmarked input is const0, the parameters var0..3
+    assert sym.list_arguments() == ["const0", "var0", "var1", "var2", "var3"]
+    args = dict(zip(sym.list_arguments(), [x] + [p.data() for p in net.collect_params().values()]))
+    out = sym.bind(mx.cpu(), args).forward()[0]
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy(), rtol=1e-5)
+    assert recorded(inline_limit=1)[2] == ["_CachedOp"]
+    assert recorded(inline_limit=5, static_alloc=True)[2] == ["_CachedOp"]
+    assert recorded(inline_limit=5)[2] == ["FullyConnected", "FullyConnected"]

@@ -164,3 +164,17 @@ def test_containers_lambdas_and_concurrent():
 def test_hybrid_sequential_refuses_a_plain_block_child():
     with pytest.raises(ValueError, match="HybridSequential|HybridBlock"):
         nn.HybridSequential().add(nn.Lambda("relu"))
+
+
+def test_selu_equals_its_formula_written_with_ndarrays():
+    # below zero SELU is lambda * alpha * expm1(x) with lambda * alpha one float32 constant,
+    # so the formula spelled with NDArray arithmetic gives the very same bits
+    lam, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+    x = mx.nd.array([-2.0, -0.5, -0.1, -0.01, 0.0, 0.1, 3.0])
+    got = nn.SELU()(x).asnumpy()
+    neg = (lam * alpha * mx.nd.expm1(x)).asnumpy()
+    pos = (lam * x).asnumpy()
+    np.testing.assert_array_equal(got, np.where(x.asnumpy() > 0, pos, neg))
+    # and it is SELU: against float64 numpy at MXNet's float32 tolerance
+    ref = lam * np.where(x.asnumpy() > 0, x.asnumpy(), alpha * np.expm1(x.asnumpy().astype(np.float64)))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)

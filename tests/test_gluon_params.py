@@ -169,6 +169,18 @@ def test_load_checks_shape_and_dtype(tmp_path):
     assert net[0].weight.data().dtype == np.float32
 
 
+
+def test_load_cast_to_saved_dtype_recasts_initialized_arrays(tmp_path):
+    f = str(tmp_path / "c.params")
+    mx.nd.save(f, {"w": mx.nd.ones((2, 2), dtype="int8")})
+    params = gluon.ParameterDict("")
+    params.get("w", shape=(2, 2), dtype="float64")
+    params.load(f, cast_dtype=True, dtype_source="current")  # the parameter's dtype wins
+    assert params["w"].data().dtype == np.float64
+    params.load(f, cast_dtype=True, dtype_source="saved")    # now the file's: the held array follows
+    assert params["w"].dtype == np.int8 and params["w"].data().dtype == np.int8
+    np.testing.assert_array_equal(params["w"].data().asnumpy(), 1)
+
 def test_hooks_apply_cast_and_summary(capsys):
     net = _net()
     net.initialize()

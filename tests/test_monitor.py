@@ -140,3 +140,16 @@ def test_fit_with_a_monitor_logs_every_interval(caplog):
         mod.fit(it, num_epoch=1, monitor=mon, optimizer_params={"learning_rate": 0.1})
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Batch:")]
     assert [line.split()[1] for line in lines] == ["1", "3"] and all("fc_output" in line for line in lines)
+
+
+def test_monitor_all_names_inputs_of_ops_mxnet_lists_no_names_for_by_position():
+    # MXNet names Activation's and a unary op's input input0, a binary op's lhs / rhs
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    out = mx.sym.sqrt(mx.sym.Activation(mx.sym.elemwise_add(a, b, name="add"), act_type="relu", name="act"),
+                      name="sq")
+    exe = out.simple_bind(mx.cpu(), a=(2,), b=(2,))
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append(name), True)
+    exe.forward(is_train=False, a=mx.nd.array([1, 4]), b=mx.nd.array([0, 5]))
+    ops = [n for n in seen if n not in ("a", "b")]   # (MXNet also reports the variables themselves)
+    assert ops == ["add_lhs", "add_rhs", "add_output", "act_input0", "act_output", "sq_input0", "sq_output"]

@@ -154,6 +154,10 @@ def get_symbol(x):
         return built[id(ref[1])][ref[2]]
 
     def build(node):
+        form = getattr(node.fn, "symbol_form", None)  # a hybridized block's call (gluon/_inline.py)
+        if node.op is None and form is not None:
+            built[id(node)] = form([entry(r, False) for r in node.inputs])
+            return
         if node.op is None:
             raise MXNetError(f"get_symbol: the graph holds a {node.kind} node, which has no Symbol form "
                              "(only registered operators do)")

@@ -92,10 +92,7 @@ class Monitor:
             if node.op is None:
                 continue
             if monitor_all:  # as MXNet's: a variable input under its own name, then as the op's input
-                names = node.op.arguments() + tuple(node.op.aux_names or ())
-                if node.op.unnamed_inputs:
-                    names = tuple(f"input{i}" for i in range(len(names)))
-                for name, e in zip(names, g.in_entries[ni]):
+                for name, e in zip(node.op.monitor_input_names(), g.in_entries[ni]):
                     if e in var_of:
                         out.append((var_of[e], vals[e]))
                     out.append((f"{node.name}_{name}", vals[e]))

@@ -341,8 +341,9 @@ class Executor:
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call `callback(name, NDArray)` for each op node's outputs after every forward
-        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT`, each variable
-        input first under its own name too; `reshape` keeps the callback) and, after
+        (`NAME_output`; with `monitor_all` first its inputs, `NAME_ARGUMENT` or, for ops MXNet
+        lists no input names for, `NAME_input0`..., each variable input first under its own
+        name too; `reshape` keeps the callback) and, after
         every backward, for the gradient each node hands to each input, in MXNet's order
         and names (`NAME_backward_output{k}`). `None` removes it.
 

@@ -39,6 +39,7 @@ from ..symbol.lower import make_forward
 from ..ndarray.ndarray import NDArray
 from ..symbol._node import Node, topo_order
 from ..symbol.symbol import Symbol
+from . import _inline, _op_hook
 from ._util import check, flatten, regroup
 from .parameter import DeferredInitializationError
 
@@ -124,6 +125,7 @@ class CachedGraph:
         self._aux = [source(n) for n in out.list_auxiliary_states()]
         self._symbol = canonical(out, set(data_idx))
         self._exes: OrderedDict = OrderedDict()
+        self.op_hook = None   # (callback, monitor_all) of `register_op_hook`, set before the first call
         self._train_fns: OrderedDict = OrderedDict()
 
     def _arrays(self, flat, ctx):
@@ -149,6 +151,7 @@ class CachedGraph:
         key = (ctx, tuple((a.shape, a._data.dtype) for a in arg_arrays + aux_arrays))
         if _autograd_flag("is_training"):
             outs = self._train_call(key, ctx, arg_arrays, aux_arrays)
+            _inline.describe(outs, self)
         else:
             outs = [NDArray(o._data) for o in self._executor(key, ctx, arg_arrays, aux_arrays).forward()]
         return regroup(outs, out_fmt)
@@ -159,6 +162,8 @@ class CachedGraph:
         if exe is None:
             exe = bind(self._symbol, ctx, args=[NDArray(a._data) for a in arg_arrays],
                        aux_states=[NDArray(a._data) for a in aux_arrays], grad_req="null")
+            if self.op_hook is not None:
+                _op_hook.install(exe, self._symbol, self.op_hook)
             self._exes[key] = exe
             while len(self._exes) > _MAX_EXECUTORS:
                 self._exes.popitem(last=False)

@@ -181,6 +181,11 @@ class Block:
         handle.attach(self._forward_hooks, hook)
         return handle
 
+    def register_op_hook(self, callback, monitor_all=False) -> None:
+        """`HybridBlock.register_op_hook` on every child."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def apply(self, fn) -> "Block":
         """Call `fn(block)` on every descendant, then on this block."""
         for child in self._children.values():
@@ -243,11 +248,20 @@ class HybridBlock(Block):
         self._in_format = None
         self._active = False
         self._flags = []
+        self._op_hook = None
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
         if isinstance(value, HybridBlock):
             self._clear_cached_op()
+
+    def register_op_hook(self, callback, monitor_all=False) -> None:
+        """Call `callback(node_name, op_name, NDArray)` for each op's outputs (and inputs, with
+        `monitor_all`) on inference calls once the graph is next built; on this block and its
+        direct children, as in MXNet (see `gluon._op_hook` for names and differences)."""
+        self._op_hook = (callback, bool(monitor_all))
+        for child in self._children.values():
+            child._op_hook = self._op_hook
 
     def register_child(self, block, name=None) -> None:
         if not isinstance(block, HybridBlock):
@@ -316,6 +330,7 @@ class HybridBlock(Block):
         if self._cached_op is None:
             inputs, out = self._get_graph(*args)
             self._cached_op = CachedGraph(self, inputs, out, {i for i, a in enumerate(flat) if a is None})
+            self._cached_op.op_hook = self._op_hook
         elif strip_none(fmt) != strip_none(self._in_format):
             raise GluonValueError(f"The arguments' structure {fmt} differs from the one this hybridized block was "
                                   f"traced with, {self._in_format}: call hybridize() again to retrace")

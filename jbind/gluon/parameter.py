@@ -305,8 +305,8 @@ class Parameter:
             if cast_dtype and np_dtype(self.dtype) != np.dtype(data.dtype):
                 if dtype_source == "current":
                     data = data.astype(self.dtype, copy=False)
-                else:
-                    self._dtype = data.dtype
+                else:  # casts the arrays already held too, as MXNet's dtype setter does
+                    self.dtype = data.dtype
             else:
                 check(np_dtype(self.dtype) == np.dtype(data.dtype), f"Failed loading Parameter '{self.name}' "
                       f"from saved params: dtype incompatible expected {self.dtype!s} vs saved {data.dtype!s}. "

@@ -55,15 +55,21 @@ class Op:
     # No gradient flows through the op (BlockGrad): arguments whose every path to the
     # outputs passes through one get no backward at all (MXNet's zero-gradient propagation).
     blocks_gradient: ClassVar[bool] = False
-    # MXNet's kernel declares no input names (Activation): its monitor calls the inputs input0, ...
-    unnamed_inputs: ClassVar[bool] = False
     # Its lowering calls Python code (Custom): running its backward has visible effects, so
     # executors run the backward only when asked.
     host_code: ClassVar[bool] = False
+    # MXNet registers the op's input names (FListInputNames): its monitors and op hooks
+    # call an input NAME_<argument>; where it does not, NAME_input0, NAME_input1, ...
+    lists_input_names: ClassVar[bool] = True
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:
         return ("data",)
+
+    def monitor_input_names(self) -> tuple[str, ...]:
+        """The names MXNet's monitors give the op's inputs (arguments, then aux states)."""
+        names = tuple(self.arguments()) + tuple(self.aux_names or ())
+        return names if self.lists_input_names else tuple(f"input{i}" for i in range(len(names)))
 
     def outputs(self) -> tuple[str, ...]:
         return ("output",)

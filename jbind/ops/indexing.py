@@ -51,6 +51,7 @@ class slice_axis(Op):
 @register(aliases=("crop",))
 class slice(Op):  # noqa: A001  (MXNet's op name)
     """data[begin[0]:end[0]:step[0], ...] with Python's rules; None entries take the default."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     begin: tuple[Optional[int], ...]
     end: tuple[Optional[int], ...]
     step: tuple[Optional[int], ...] = ()

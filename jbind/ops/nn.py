@@ -96,7 +96,7 @@ _ACTS = {
 @register
 class Activation(Op):
     """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign."""
-    unnamed_inputs = True  # MXNet's monitor calls its input input0
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 
     def lower(self, ins, aux, is_train, key):
@@ -162,13 +162,19 @@ def _prelu_gamma_shape(gamma, data) -> tuple:
 _SELU_LAMBDA, _SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
 
 
+def _selu_value(x):
+    # lambda * alpha as one constant (one rounding in x's dtype): SELU then equals
+    # `lambda * alpha * expm1(x)` written with NDArrays bit for bit, as MXNet's tests check.
+    return jnp.where(x > 0, _SELU_LAMBDA * x, (_SELU_LAMBDA * _SELU_ALPHA) * jnp.expm1(jnp.minimum(x, 0)))
+
+
 @jax.custom_vjp
 def _selu(x):
-    return jax.nn.selu(x)
+    return _selu_value(x)
 
 
 def _selu_fwd(x):
-    y = jax.nn.selu(x)
+    y = _selu_value(x)
     return y, (x, y)
 
 
@@ -290,7 +296,7 @@ class log_softmax(_Softmax):
 @register
 class SoftmaxActivation(Op):
     """Softmax over all but the batch axis (instance) or over axis 1 (channel)."""
-    unnamed_inputs = True  # MXNet's monitor calls its input input0
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     mode: Literal["instance", "channel"] = "instance"
 
     def lower(self, ins, aux, is_train, key):

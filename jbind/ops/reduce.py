@@ -37,6 +37,7 @@ def _reduced(d, axes, keepdims):
 
 @frozen
 class _Reduce(Op):
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     axis: Optional[tuple[int, ...]] = None
     keepdims: bool = False
     exclude: bool = False

@@ -131,6 +131,7 @@ def _same_size(src, out, how: str) -> tuple:
 @register(aliases=("reshape",))
 class Reshape(Op):
     """Reshape with MXNet's special values (see `reshape_target`); `target_shape` is deprecated."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     shape: tuple[int, ...] = ()
     reverse: bool = False
     target_shape: tuple[int, ...] = ()
@@ -176,6 +177,7 @@ class Reshape(Op):
 @register(aliases=("flatten",))
 class Flatten(Op):
     """Collapse all but the first axis: (d0, d1, ..., dk) -> (d0, d1 * ... * dk)."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
 
     def infer_shape(self, ins, outs):
         data = ins[0]
@@ -196,6 +198,7 @@ class Flatten(Op):
 @register
 class expand_dims(Op):
     """Insert a size-1 axis at `axis` (in [-ndim-1, ndim])."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     axis: int
 
     def infer_shape(self, ins, outs):
@@ -226,6 +229,7 @@ def _perm(axes, ndim):
 @register
 class transpose(Op):
     """Permute the axes (reverse them when `axes` is empty)."""
+    lists_input_names = False  # MXNet's monitors call its input NAME_input0
     axes: tuple[int, ...] = ()
 
     def infer_shape(self, ins, outs):
