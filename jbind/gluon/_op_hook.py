@@ -32,4 +32,10 @@ def install(exe, symbol, hook) -> None:
     """Make `exe` (bound on `symbol`) call `hook = (callback, monitor_all)` MXNet's way."""
     callback, monitor_all = hook
     ops = op_names(symbol)
-    exe.set_monitor_callback(lambda name, arr: callback(name, ops.get(name, ""), arr), monitor_all)
+    # The executor monitor also reports variables under their own names (MXNet's executor
+    # does); a cached op's hook reports op nodes only.
+    def report(name, arr):
+        if name in ops:
+            callback(name, ops[name], arr)
+
+    exe.set_monitor_callback(report, monitor_all)
