@@ -40,8 +40,9 @@ def test_plan_folds_only_a_sole_reader_on_the_channel_axis(fold_switch):
     assert _pairs(_net(mean_var=True), data=x) == {}               # output_mean_var keeps the BatchNorm
     assert _pairs(_net(layout="NHWC", axis=1), data=(2, 6, 6, 4)) == {}   # normalises another axis
     assert _pairs(_net(), data=(1, 4, 2, 2)) == {}                 # output (16) smaller than the weight (144)
+    assert "+bnfold" in cache_suffix()
     fold_switch(False)
-    assert _pairs(_net(), data=x) == {} and "+nobnfold" in cache_suffix()
+    assert _pairs(_net(), data=x) == {} and "bnfold" not in cache_suffix()
 
 
 def _run(sym, data_shape, fold, is_train=False, seed=0):

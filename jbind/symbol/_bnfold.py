@@ -42,7 +42,7 @@ def set_bn_fold(on: bool) -> bool:
 
 
 def cache_suffix() -> str:
-    return "" if _state["on"] else "+nobnfold"
+    return "+bnfold" if _state["on"] else ""
 
 
 def _channel_axis(conv) -> int:
