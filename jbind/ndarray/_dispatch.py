@@ -21,6 +21,7 @@ op by op as before; so does an op whose lowering turns out to need concrete valu
 """
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 
@@ -36,25 +37,77 @@ _CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversio
 _cache: "OrderedDict[tuple, object]" = OrderedDict()
 _lock = threading.Lock()
 _stats = {"traces": 0, "hits": 0, "misses": 0}
+_UIDS = itertools.count()
 
 
 class _Entry:
-    """A jitted closure over one op and mode, and which aux states its lowering writes."""
-    __slots__ = ("fn", "changed")
+    """A jitted closure over one op and mode, and which aux states its lowering writes.
 
-    def __init__(self, op, nargs: int, is_train: bool):
-        self.changed = ()
+    With `diff` (indices of the inputs autograd may differentiate), the closure also
+    takes the op's `jax.vjp` with respect to those inputs and returns the pullback's
+    residuals; `pull(residuals, output cotangents)` then gives their cotangents without
+    running the forward again (autograd's backward, `jbind/autograd/_pullback.py`).
+    Residuals that are the op's own inputs or outputs are not returned twice: `sources`
+    says where each comes from."""
+    __slots__ = ("fn", "changed", "tree", "sources", "uid", "_jpull")
+
+    def __init__(self, op, nargs: int, is_train: bool, diff: tuple = ()):
+        self.changed, self.tree, self.sources, self._jpull = (), None, (), None
+        self.uid = next(_UIDS)
         rand = op.random
 
         def run(datas, base, counter):
             _stats["traces"] += 1
             key = jax.random.fold_in(jax.random.wrap_key_data(base), counter) if rand else None
             aux = list(datas[nargs:])
-            outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
+            if not diff:
+                outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
+                res = ()
+            else:
+                def f(*xs):
+                    full = list(datas)
+                    for j, x in zip(diff, xs):
+                        full[j] = x
+                    outs, new_aux = op.lower(full[:nargs], full[nargs:], is_train, key)
+                    return tuple(outs), new_aux
+                outs, pull, new_aux = jax.vjp(f, *[datas[j] for j in diff], has_aux=True)
+                res = self._split(pull, datas, outs)
             self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
-            return tuple(outs), tuple(new_aux[i] for i in self.changed), key
+            return tuple(outs), tuple(new_aux[i] for i in self.changed), key, res
 
         self.fn = jax.jit(run)
+
+    def _split(self, pull, datas, outs) -> tuple:
+        """The pullback's residual leaves that are neither an input nor an output (those
+        are taken from the call's own arrays), remembering where each leaf comes from."""
+        leaves, self.tree = jax.tree_util.tree_flatten(pull)
+        ids = {id(d): ("i", j) for j, d in enumerate(datas)}
+        ids.update({id(o): ("o", k) for k, o in enumerate(outs)})
+        own, sources = [], []
+        for leaf in leaves:
+            src = ids.get(id(leaf))
+            if src is None:
+                src = ("r", len(own))
+                own.append(leaf)
+            sources.append(src)
+        self.sources = tuple(sources)
+        return tuple(own)
+
+    def residuals(self, datas, outs, own) -> tuple:
+        """The pullback's residual leaves of one call, from its inputs, outputs and `own`."""
+        pick = {"i": datas, "o": outs, "r": own}
+        return tuple(pick[s][j] for s, j in self.sources)
+
+    def pull(self, leaves, cts):
+        """Cotangents of the differentiated inputs from the residual `leaves` of a call and
+        the cotangents `cts` of its outputs (traceable: autograd's backward jits it)."""
+        return jax.tree_util.tree_unflatten(self.tree, list(leaves))(tuple(cts))
+
+    def jitted_pull(self):
+        """`pull` compiled on its own (for a backward that is not one compiled call)."""
+        if self._jpull is None:
+            self._jpull = jax.jit(self.pull)
+        return self._jpull
 
 
 def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
@@ -63,18 +116,27 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
     `device`: where an op without inputs puts its outputs; `ctx`: whose random generator a
     sampling op draws from (None: the current context's). The caller sets the matmul
     precision (part of the key here)."""
+    return call_vjp(op, datas, nargs, is_train, device, ctx)[:3]
+
+
+def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff: tuple = ()):
+    """`call`, also returning what autograd's backward needs to differentiate the call
+    with respect to the inputs `diff` (indices into `datas`) without running it again:
+    (the entry, whose `pull` applies the pullback, and the call's residual leaves), or
+    None where the op ran op by op (then backward differentiates its lowering anew)."""
     precision = jax.config.jax_default_matmul_precision
     key = None
     if getattr(op, "imperative_jit", True):
-        key = (type(op), op.hash_key(), bool(is_train), precision,  # hash_key: the parameters
-               tuple((d.shape, d.dtype, getattr(d, "sharding", None)) for d in datas),
+        # weak_type too: a retrace would replace the entry's residual layout
+        key = (type(op), op.hash_key(), bool(is_train), precision, diff,  # hash_key: the parameters
+               tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False)) for d in datas),
                None if datas else device)
         with _lock:
             entry = _cache.get(key)
             if entry is not None:
                 _cache.move_to_end(key)
         if entry is None:
-            entry = _put(key, _Entry(op, nargs, bool(is_train)))
+            entry = _put(key, _Entry(op, nargs, bool(is_train), diff))
             _stats["misses"] += 1
         else:
             _stats["hits"] += 1
@@ -83,20 +145,21 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
                 return _run(entry, op, datas, len(datas) - nargs, device, ctx)
             except _CONCRETE:  # the lowering needs values: op by op from now on, for this key
                 _put(key, _EAGER)
-    return _eager(op, datas, nargs, is_train, device, ctx)
+    return (*_eager(op, datas, nargs, is_train, device, ctx), None)
 
 
 def _run(entry, op, datas, naux, device, ctx):
     base, counter = _random.next_draw(ctx) if op.random else (None, None)
     if datas:
-        outs, changed, key = entry.fn(datas, base, counter)
+        outs, changed, key, own = entry.fn(datas, base, counter)
     else:
         with jax.default_device(device):
-            outs, changed, key = entry.fn(datas, base, counter)
+            outs, changed, key, own = entry.fn(datas, base, counter)
     new_aux = [None] * naux
     for i, a in zip(entry.changed, changed):
         new_aux[i] = a
-    return list(outs), new_aux, key
+    saved = (entry, entry.residuals(datas, outs, own)) if entry.tree is not None else None
+    return list(outs), new_aux, key, saved
 
 
 def _eager(op, datas, nargs, is_train, device, ctx):
