@@ -19,10 +19,8 @@ def close(a, b, tol=1e-5):
     np.testing.assert_allclose(a.asnumpy() if hasattr(a, "asnumpy") else a, b, rtol=tol, atol=tol)
 
 
-@pytest.fixture
-def lowering_calls(monkeypatch):
-    """Counts calls of the Activation op's lowering (each trace of a program holding it)."""
-    cls = get_op("Activation")
+def _count_lowerings(monkeypatch, name):
+    cls = get_op(name)
     calls = [0]
     orig = cls.lower
 
@@ -31,6 +29,12 @@ def lowering_calls(monkeypatch):
         return orig(self, *a, **k)
     monkeypatch.setattr(cls, "lower", counted)
     return calls
+
+
+@pytest.fixture
+def lowering_calls(monkeypatch):
+    """Counts calls of the Activation op's lowering (each trace of a program holding it)."""
+    return _count_lowerings(monkeypatch, "Activation")
 
 
 def test_backward_does_not_run_the_recorded_forward_again(lowering_calls):
@@ -112,20 +116,28 @@ def test_integer_variables_and_create_graph_still_replay():
     close(z.grad, 6 * z.asnumpy())
 
 
-def test_mixed_tape_of_ops_and_a_hybridized_block():
-    dense = mx.gluon.nn.Dense(3, in_units=5)
+def test_a_hybridized_block_among_ops_keeps_its_residuals_too(monkeypatch):
+    calls = _count_lowerings(monkeypatch, "FullyConnected")
+    dense = mx.gluon.nn.Dense(3, in_units=17)  # a shape of its own: its programs are traced here
     dense.initialize(mx.init.Xavier())
     dense.hybridize()
-    x = mx.nd.array(RNG.normal(size=(2, 5)).astype("float32"))
+    x = mx.nd.array(RNG.normal(size=(2, 17)).astype("float32"))
     x.attach_grad()
-    with ag.record():
-        h = mx.nd.tanh(x)
-        out = (dense(h) * 2).sum()
-    out.backward()
-    w = dense.weight.data().asnumpy()
-    t = np.tanh(x.asnumpy())
-    close(x.grad, (2 * np.ones((2, 3)) @ w) * (1 - t * t), 1e-4)
-    close(dense.weight.grad(), 2 * np.ones((2, 3)).T @ t, 1e-4)
+    for _ in range(2):
+        with ag.record():
+            h = mx.nd.tanh(x)
+            y = dense(h)
+            out = (y * 2).sum()
+        assert y._ag[0].kind == "HybridBlock" and y._ag[0].saved is not None
+        before = calls[0]
+        assert before > 0  # the forward's trace lowered it
+        out.backward()
+        assert calls[0] == before  # the block's graph was not lowered (run) again
+        w = dense.weight.data().asnumpy()
+        t = np.tanh(x.asnumpy())
+        close(x.grad, (2 * np.ones((2, 3)) @ w) * (1 - t * t), 1e-4)
+        close(dense.weight.grad(), 2 * np.ones((2, 3)).T @ t, 1e-4)
+        close(dense.bias.grad(), np.full(3, 4.0), 1e-4)
 
 
 def test_a_head_that_is_a_variable_and_an_unreached_variable():

@@ -5,9 +5,11 @@ variable carries `_ag = Var(...)` (its gradient buffer and grad_req). A `Node` k
 registered `Op` it ran (or, for `Function` and `grad(create_graph=True)`, a pure JAX
 function of its inputs), how it ran (train mode, the random key it drew with) and its
 inputs: entries of earlier nodes, variables with the value they had, or constants (arrays
-nobody marked, captured as the immutable `jax.Array` they held). Backward replays the
-nodes with the ops' own lowerings (`_backward.py`), so each op's gradient is the one
-the symbolic executor uses.
+nobody marked, captured as the immutable `jax.Array` they held). A node also keeps what
+backward needs to differentiate it without running it again: the residuals of its
+compiled call's `jax.vjp` (`_saved.py`), or else its input values. Backward applies the
+ops' own lowerings' pullbacks (`_pullback.py`), so each op's gradient is the one the
+symbolic executor uses.
 """
 from __future__ import annotations
 
@@ -118,15 +120,17 @@ def record_op(op, given, datas, nargs: int, is_train: bool, key, results, saved=
         r._ag = (node, k)
 
 
-def record_call(fn, sig, inputs, outputs, kind: str) -> None:
+def record_call(fn, sig, inputs, outputs, kind: str, saved=None, diff=None) -> None:
     """Record a pure JAX computation that is not one registered op (a hybridized block's
     whole graph): `fn(list of input values) -> list of output values`, `inputs` NDArrays
     (or jax arrays, constants) and `outputs` the NDArrays holding its results. `sig` is a
     hashable description of what `fn` computes (equal sigs: equal functions), or None to
-    keep tapes holding it out of the compile cache."""
+    keep tapes holding it out of the compile cache. `saved`: the call's pullback and
+    residuals (`_saved.Pullback`) for the inputs `diff` (see `recorded_inputs`), if it
+    kept them; else backward differentiates `fn` anew."""
     vals = [getattr(x, "_data", x) for x in inputs]
     node = Node(fn, sig, [ref_of(x, v) for x, v in zip(inputs, vals)], len(outputs), kind=kind, vals=vals,
-                outs=[o._data for o in outputs])
+                outs=[o._data for o in outputs], saved=saved, diff=diff)
     for k, o in enumerate(outputs):
         o._ag = (node, k)
 

@@ -21,13 +21,13 @@ op by op as before; so does an op whose lowering turns out to need concrete valu
 """
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 
 import jax
 
 from .. import random as _random
+from ..autograd._saved import Pullback
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -37,23 +37,20 @@ _CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversio
 _cache: "OrderedDict[tuple, object]" = OrderedDict()
 _lock = threading.Lock()
 _stats = {"traces": 0, "hits": 0, "misses": 0}
-_UIDS = itertools.count()
 
 
-class _Entry:
+class _Entry(Pullback):
     """A jitted closure over one op and mode, and which aux states its lowering writes.
 
     With `diff` (indices of the inputs autograd may differentiate), the closure also
     takes the op's `jax.vjp` with respect to those inputs and returns the pullback's
-    residuals; `pull(residuals, output cotangents)` then gives their cotangents without
-    running the forward again (autograd's backward, `jbind/autograd/_pullback.py`).
-    Residuals that are the op's own inputs or outputs are not returned twice: `sources`
-    says where each comes from."""
-    __slots__ = ("fn", "changed", "tree", "sources", "uid", "_jpull")
+    residuals (`autograd/_saved.py`), so that backward applies the pullback without
+    running the op again."""
+    __slots__ = ("fn", "changed")
 
     def __init__(self, op, nargs: int, is_train: bool, diff: tuple = ()):
-        self.changed, self.tree, self.sources, self._jpull = (), None, (), None
-        self.uid = next(_UIDS)
+        super().__init__()
+        self.changed = ()
         rand = op.random
 
         def run(datas, base, counter):
@@ -64,50 +61,14 @@ class _Entry:
                 outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
                 res = ()
             else:
-                def f(*xs):
-                    full = list(datas)
-                    for j, x in zip(diff, xs):
-                        full[j] = x
-                    outs, new_aux = op.lower(full[:nargs], full[nargs:], is_train, key)
+                def f(*full):
+                    outs, new_aux = op.lower(list(full[:nargs]), list(full[nargs:]), is_train, key)
                     return tuple(outs), new_aux
-                outs, pull, new_aux = jax.vjp(f, *[datas[j] for j in diff], has_aux=True)
-                res = self._split(pull, datas, outs)
+                outs, new_aux, res = self.vjp(f, datas, diff)
             self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
             return tuple(outs), tuple(new_aux[i] for i in self.changed), key, res
 
         self.fn = jax.jit(run)
-
-    def _split(self, pull, datas, outs) -> tuple:
-        """The pullback's residual leaves that are neither an input nor an output (those
-        are taken from the call's own arrays), remembering where each leaf comes from."""
-        leaves, self.tree = jax.tree_util.tree_flatten(pull)
-        ids = {id(d): ("i", j) for j, d in enumerate(datas)}
-        ids.update({id(o): ("o", k) for k, o in enumerate(outs)})
-        own, sources = [], []
-        for leaf in leaves:
-            src = ids.get(id(leaf))
-            if src is None:
-                src = ("r", len(own))
-                own.append(leaf)
-            sources.append(src)
-        self.sources = tuple(sources)
-        return tuple(own)
-
-    def residuals(self, datas, outs, own) -> tuple:
-        """The pullback's residual leaves of one call, from its inputs, outputs and `own`."""
-        pick = {"i": datas, "o": outs, "r": own}
-        return tuple(pick[s][j] for s, j in self.sources)
-
-    def pull(self, leaves, cts):
-        """Cotangents of the differentiated inputs from the residual `leaves` of a call and
-        the cotangents `cts` of its outputs (traceable: autograd's backward jits it)."""
-        return jax.tree_util.tree_unflatten(self.tree, list(leaves))(tuple(cts))
-
-    def jitted_pull(self):
-        """`pull` compiled on its own (for a backward that is not one compiled call)."""
-        if self._jpull is None:
-            self._jpull = jax.jit(self.pull)
-        return self._jpull
 
 
 def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
