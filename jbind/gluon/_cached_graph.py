@@ -24,6 +24,7 @@ pullback to them instead of running the block's forward a second time.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import OrderedDict
 
@@ -252,30 +253,42 @@ class _Train:
             return list(outs)
         self.pure = pure
 
+    def _build(self, name: str, fn):
+        """`fn(args, aux, key data)` compiled for this signature."""
+        kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
+        return jax.jit(store.named(fn, name)).lower(*self._specs, kspec).compile()
+
     def compiled(self):
+        """The training forward: (args, aux, key data) -> (outputs, new aux)."""
         if self._compiled is None:
             forward = self.forward
 
-            def build():
-                def jbind_gluon_train(args, aux, key):
-                    return forward(args, aux, jax.random.wrap_key_data(key), True)
-                kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
-                return jax.jit(store.named(jbind_gluon_train, "jbind_gluon_train")).lower(*self._specs, kspec).compile()
-            self._compiled = CACHE.get(self.ck, build)
+            def jbind_gluon_train(args, aux, key):
+                return forward(args, aux, jax.random.wrap_key_data(key), True)
+            self._compiled = CACHE.get(self.ck, lambda: self._build("jbind_gluon_train", jbind_gluon_train))
         return self._compiled
 
     def vjp(self, diff: tuple) -> "_TrainVjp":
+        """The training forward that also returns the residuals of its `jax.vjp` with
+        respect to the inputs `diff` (a `_TrainVjp`, shared by blocks of one architecture)."""
         got = _VJPS.get((self.ck, diff))
-        return got if got is not None else _VJPS.put((self.ck, diff), _TrainVjp(self.forward, self.n_args, diff))
+        if got is None:
+            names = [n for n, _ in self.ck.shapes]
+            ck = dataclasses.replace(self.ck, grad_req=tuple((names[j], "write") for j in diff),
+                                     mode="gluon_train_vjp")
+            got = _VJPS.put((self.ck, diff), _TrainVjp(self, ck, diff))
+        return got
 
 
 class _TrainVjp(Pullback):
-    """The training forward, jitted with its `jax.vjp` with respect to the inputs `diff`
-    (parameters and inputs in autograd's graph): -> (outputs, new aux, residuals)."""
+    """The training forward compiled with its `jax.vjp` with respect to the inputs `diff`
+    (parameters and inputs in autograd's graph): `fn(args, aux, key data)` -> (outputs,
+    new aux, residuals), through jbind's compile cache."""
     __slots__ = ("fn",)
 
-    def __init__(self, forward, n_args: int, diff: tuple):
+    def __init__(self, train: _Train, ck, diff: tuple):
         super().__init__()
+        forward, n_args = train.forward, train.n_args
 
         def jbind_gluon_train_vjp(args, aux, kdata):
             def f(*full):
@@ -283,4 +296,7 @@ class _TrainVjp(Pullback):
                                         jax.random.wrap_key_data(full[-1]), True)
                 return tuple(outs), tuple(new_aux)
             return self.vjp(f, list(args) + list(aux) + [kdata], diff)
-        self.fn = jax.jit(jbind_gluon_train_vjp)
+        self.fn = CACHE.get(ck, lambda: train._build("jbind_gluon_train_vjp", jbind_gluon_train_vjp))
+        if self.tree is None:  # compiled before (another instance, or loaded from a file): the
+            # residuals' layout comes from tracing, which is the same each time
+            jax.jit(jbind_gluon_train_vjp).trace(*train._specs, jax.ShapeDtypeStruct((2,), np.uint32))
