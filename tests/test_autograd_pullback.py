@@ -153,3 +153,26 @@ def test_a_head_that_is_a_variable_and_an_unreached_variable():
     d.backward()
     close(a.grad, np.array([2.0, 2.0]))
     close(b.grad, np.zeros(1))
+
+
+def test_a_block_whose_vjp_program_was_compiled_elsewhere_traces_only_its_layout(monkeypatch):
+    from jbind._memo import Memo
+    from jbind.gluon import _cached_graph
+    x = mx.nd.array(RNG.normal(size=(3, 19)).astype("float32"))
+    grads = []
+    for fresh in (False, True):
+        if fresh:  # a new process loading the executable from its store sees only the compile cache
+            monkeypatch.setattr(_cached_graph, "_VJPS", Memo(8))
+        net = mx.gluon.nn.Dense(2, in_units=19)
+        net.initialize(mx.init.Constant(0.5))
+        net.hybridize()
+        with mx.compile.count_compiles() as n:
+            with ag.record():
+                loss = (net(x) ** 2).sum()
+            loss.backward()
+        if fresh:
+            assert n() == 0
+        grads.append(net.weight.grad().asnumpy())
+    close(grads[1], grads[0])
+    h = x.asnumpy() @ np.full((19, 2), 0.5, np.float32)
+    close(grads[0], 2 * h.T @ x.asnumpy(), 1e-3)
