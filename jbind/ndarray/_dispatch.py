@@ -14,6 +14,11 @@ What the eager lowering did and this keeps:
 - an op with no inputs runs under `jax.default_device` of its ctx;
 - errors the lowering raises while tracing reach the caller unchanged.
 
+While `autograd.record()` is on, `call_vjp` runs a second kind of entry (keyed also by
+which inputs are in autograd's graph) that takes the lowering's `jax.vjp` inside the
+same compiled call and returns the pullback's residuals too, for backward to apply
+without running the op again (`autograd/_saved.py`, `autograd/_pullback.py`).
+
 Ops whose lowering reads input values on the host or keeps Python state per call
 (`Op.imperative_jit = False`: gather_nd's bounds check, Custom's per-call operator) run
 op by op as before; so does an op whose lowering turns out to need concrete values
