@@ -189,7 +189,7 @@ class _FakeAutograd:
     def is_recording(self):
         return True
 
-    def record_call(self, fn, sig, inputs, outputs, kind):
+    def record_call(self, fn, sig, inputs, outputs, kind, **kept):  # kept: residuals, when in a graph
         self.calls.append((fn, sig, inputs, outputs, kind))
 
     def mark_variables(self, variables, gradients, grad_reqs):

@@ -2,11 +2,14 @@
 
 Not a second engine: while `record()` is on, every registered op an NDArray program
 runs (through `mx.nd.*`, NDArray arithmetic, indexing and fluent methods) is put on a
-tape with its `Op`; `backward` and `grad` replay the tape with the ops' own lowerings
-as one jitted JAX function and differentiate it with `jax.vjp`, so each op's gradient
-(loss heads' MXNet gradients included) is the one the symbolic executor uses.
+tape with its `Op`, and its compiled call also keeps the residuals of its lowering's
+`jax.vjp`. `backward` and `grad` apply those pullbacks from the heads back, as one
+jitted function per tape structure (`_pullback.py`), so each op's gradient (loss
+heads' MXNet gradients included) is the one the symbolic executor uses and the forward
+is not run again; `grad(create_graph=True)` replays the tape inside `jax.vjp` instead,
+since its result must be differentiable again (`_backward.py`).
 
-Differences from MXNet: the replay runs each recorded op in the mode it was recorded
+Differences from MXNet: each recorded op is differentiated in the mode it was recorded
 in (the `train_mode` argument of `backward` / `grad` changes nothing), and `get_symbol`
 cannot express `Function` or `grad(create_graph=True)` nodes.
 """

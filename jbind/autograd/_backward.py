@@ -1,11 +1,18 @@
-"""`backward` and `grad`: replay the recorded nodes as one pure JAX function of the
-marked variables and differentiate it with `jax.vjp`.
+"""`backward` and `grad`.
 
-The replay is keyed by the tape's structure (each node's op and mode, its wiring, the
-shapes and dtypes of variables and constants), so a training loop that records the same
-computation every step compiles its backward once and then runs one jitted call a step.
-Constants, random keys and variable values are arguments of that call, not part of the
-key. A tape holding a `Function` (Python state) is replayed without jit.
+Both walk the recorded nodes back from the heads applying each node's pullback to the
+residuals its forward kept (`_pullback.py`): the forward is not run again. Where the
+gradient must be a function of the variables' values (`grad(create_graph=True)`, whose
+result is differentiated again) or variables are integers (differentiated as float32
+copies), they replay the recorded nodes as one pure JAX function of the marked
+variables and differentiate it with `jax.vjp` instead.
+
+Either way the compiled function is keyed by the tape's structure (each node's op and
+mode, its wiring, the shapes and dtypes of variables and constants), so a training loop
+that records the same computation every step compiles its backward once and then runs
+one jitted call a step. Residuals, constants, random keys and variable values are
+arguments of that call, not part of the key. A tape holding a `Function` (Python
+state) runs without jit.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import numpy as np
 
 from .._memo import Memo
 from ..base import MXNetError
+from . import _pullback
 from ._tape import Node, Var, _as_list
 
 _NOT_RECORDED = ("cannot differentiate: the array is not in a computational graph. Compute it inside "
@@ -23,6 +31,11 @@ _FREED = ("cannot differentiate the same graph twice: the first backward freed i
           "retain_graph=True to the first backward (or grad) to differentiate a graph again")
 
 _COMPILED = Memo(512)  # structure -> jitted gradient function
+
+
+def compiled_count() -> int:
+    """How many backward programs (one per tape structure and request) are held."""
+    return len(_COMPILED)
 
 
 def topo(head_refs) -> list:
@@ -71,10 +84,20 @@ class _Tape:
         # loss heads read no head gradient (ones, as the symbolic executor gives them)
         self.loss_heads = tuple(h[0] == "n" and self.nodes[h[1]].op is not None and bool(self.nodes[h[1]].op.is_loss)
                                 for h in self.heads)
-        sigs = tuple(n.sig for n in self.nodes)
-        self.cacheable = all(s is not None for s in sigs)
-        self.key = (sigs, self.wiring, self.heads, self.loss_heads, _avals(self.var_vals), _avals(self.consts)) \
-            if self.cacheable else None
+        self._key = False
+
+    @property
+    def cacheable(self) -> bool:
+        return all(n.sig is not None for n in self.nodes)
+
+    @property
+    def key(self):
+        """The replay's structure (None where a node holds Python state), computed once."""
+        if self._key is False:
+            sigs = tuple(n.sig for n in self.nodes)
+            self._key = (sigs, self.wiring, self.heads, self.loss_heads, _avals(self.var_vals),
+                         _avals(self.consts)) if self.cacheable else None
+        return self._key
 
     def replay_fn(self):
         fns, wiring, heads = tuple(n.fn for n in self.nodes), self.wiring, self.heads
@@ -144,6 +167,7 @@ def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
 
 
 def _compiled(tape: _Tape, diff, given, add):
+    """The replay: f(var_vals, consts, head_grads, old_grads) -> gradients."""
     if not tape.cacheable:
         return _grad_fn(tape, diff, given, add)
     key = (tape.key, diff, given, add)
@@ -151,6 +175,31 @@ def _compiled(tape: _Tape, diff, given, add):
     if fn is None:
         fn = _COMPILED.put(key, jax.jit(_grad_fn(tape, diff, given, add)))
     return fn
+
+
+def _pulled(tape: _Tape, diff, given, add):
+    """The walk over saved residuals: f(saved, head_grads, old_grads) -> gradients."""
+    from ..symbol.lower import matmul_precision
+    key = _pullback.key_of(tape)
+    if key is not None:
+        key = ("pull", key, diff, given, add)
+        fn = _COMPILED.get(key)
+        if fn is not None:
+            return fn
+    run = _pullback.grad_fn(tape, diff, given, add, jit_pulls=key is None)
+
+    def walk(saved, head_grads, old_grads):
+        with jax.default_matmul_precision(matmul_precision()):
+            return run(saved, head_grads, old_grads)
+    return walk if key is None else _COMPILED.put(key, jax.jit(walk))
+
+
+def _gradients(tape: _Tape, diff, given, add, head_grads, old_grads, replay: bool) -> list:
+    """The gradients of the variables `diff` (indices into tape.vars): from the saved
+    residuals, or (`replay`, or an integer variable among them) by replaying the tape."""
+    if replay or not all(_inexact(tape.var_vals[j]) for j in diff):
+        return _compiled(tape, diff, given, add)(tape.var_vals, tape.consts, head_grads, old_grads)
+    return _pulled(tape, diff, given, add)(_pullback.saved_of(tape), head_grads, old_grads)
 
 
 def _head_groups(heads, head_grads, what) -> list:
@@ -186,8 +235,7 @@ def _free(tape: _Tape) -> None:
     """Free the graph, as MXNet does after a backward without retain_graph: the nodes
     drop their inputs (the arrays they captured) and refuse another backward."""
     for n in tape.nodes:
-        n.freed = True
-        n.inputs = ()
+        n.free()
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> None:  # noqa: ARG001
@@ -214,9 +262,9 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> Non
         if not diff:
             continue
         add = tuple(tape.vars[j].req == "add" for j in diff)
-        fn = _compiled(tape, diff, tuple(g is not None for g in head_grads), add)
-        grads = fn(tape.var_vals, tape.consts, [g._data for g in head_grads if g is not None],
-                   [tape.vars[j].grad._data for j, a in zip(diff, add) if a])
+        grads = _gradients(tape, diff, tuple(g is not None for g in head_grads), add,
+                           [g._data for g in head_grads if g is not None],
+                           [tape.vars[j].grad._data for j, a in zip(diff, add) if a], replay=False)
         for j, g in zip(diff, grads):
             var = tape.vars[j]
             var.grad._data = g.astype(var.grad._data.dtype)
@@ -265,13 +313,13 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         if not pairs:
             continue
         diff, given = tuple(j for _, j in pairs), tuple(g is not None for g in head_grads)
-        fn = _compiled(tape, diff, given, (False,) * len(diff))
         hg = [g._data for g in head_grads if g is not None]
-        res = [_ndm.NDArray(g.astype(tape.var_vals[j].dtype)) for j, g in zip(diff, fn(tape.var_vals, tape.consts, hg, []))]
+        grads = _gradients(tape, diff, given, (False,) * len(diff), hg, [], replay=create_graph)
+        res = [_ndm.NDArray(g.astype(tape.var_vals[j].dtype)) for j, g in zip(diff, grads)]
         for (k, _), r in zip(pairs, res):
             out[k] = r
         if create_graph:
-            _record_grad(tape, fn, diff, given, head_grads, res)
+            _record_grad(tape, _compiled(tape, diff, given, (False,) * len(diff)), diff, given, head_grads, res)
     if not (create_graph if retain_graph is None else retain_graph):
         for tape, _ in groups:
             _free(tape)
@@ -288,7 +336,9 @@ def _record_grad(tape: _Tape, fn, diff, given, head_grads, out) -> None:
         return fn(list(ins[:nv]), list(ins[nv:nv + nc]), list(ins[nv + nc:]), [])
     inputs = [("v", v, x) for v, x in zip(tape.vars, tape.var_vals)] + [("c", c) for c in tape.consts]
     inputs += [ref_of(g, g._data) for g in head_grads if g is not None]
+    vals = list(tape.var_vals) + list(tape.consts) + [g._data for g in head_grads if g is not None]
     sig = ("grad", tape.key, diff, given) if tape.cacheable else None
-    node = Node(grad_node, sig, inputs, len(out), kind="gradient (create_graph=True)")
+    node = Node(grad_node, sig, inputs, len(out), kind="gradient (create_graph=True)", vals=vals,
+                outs=[o._data for o in out])
     for k, o in enumerate(out):
         o._ag = (node, k)

@@ -70,7 +70,8 @@ class Function:
             # outputs that are inputs returned as they are would make a cycle: record copies
             outs = tuple(_ndm.NDArray(o._data) if any(o is x for x in inputs) else o for o in outs)
             node = Node(self._replay_fn(inputs, outs), None, [ref_of(x, x._data) for x in inputs], len(outs),
-                        kind=f"Function {type(self).__name__}")
+                        kind=f"Function {type(self).__name__}", vals=[x._data for x in inputs],
+                        outs=[o._data for o in outs])
             for k, o in enumerate(outs):
                 o._ag = (node, k)
         return outs[0] if single else outs

@@ -5,11 +5,15 @@ variable carries `_ag = Var(...)` (its gradient buffer and grad_req). A `Node` k
 registered `Op` it ran (or, for `Function` and `grad(create_graph=True)`, a pure JAX
 function of its inputs), how it ran (train mode, the random key it drew with) and its
 inputs: entries of earlier nodes, variables with the value they had, or constants (arrays
-nobody marked, captured as the immutable `jax.Array` they held). Backward replays the
-nodes with the ops' own lowerings (`_backward.py`), so each op's gradient is the one
-the symbolic executor uses.
+nobody marked, captured as the immutable `jax.Array` they held). A node also keeps what
+backward needs to differentiate it without running it again: the residuals of its
+compiled call's `jax.vjp` (`_saved.py`), or else its input values. Backward applies the
+ops' own lowerings' pullbacks (`_pullback.py`), so each op's gradient is the one the
+symbolic executor uses.
 """
 from __future__ import annotations
+
+import jax.numpy as jnp
 
 from ..base import MXNetError
 
@@ -33,13 +37,45 @@ class Node:
     computes (None when it holds Python state, as a `Function` does: such graphs are
     replayed without the compile cache). `inputs` holds ("n", node, k) / ("v", var, value)
     / ("c", value) references; `op` the registered Op, where there is one.
-    """
-    __slots__ = ("op", "fn", "sig", "inputs", "n_out", "freed", "kind")
 
-    def __init__(self, fn, sig, inputs, n_out, op=None, kind=None):
+    What backward needs to differentiate the node without running its forward again:
+    `diff`, the positions of the inputs a gradient can flow to (entries and variables of
+    inexact dtype); `saved`, the pullback entry of the compiled call that ran it and that
+    call's residuals (`ndarray/_dispatch.py`), or None, and then `vals`, the values of its
+    inputs (backward differentiates `fn` at them); `avals`, its outputs' shapes and dtypes.
+    """
+    __slots__ = ("op", "fn", "sig", "inputs", "n_out", "freed", "kind", "diff", "saved", "vals", "avals")
+
+    def __init__(self, fn, sig, inputs, n_out, op=None, kind=None, vals=(), outs=(), saved=None, diff=None):
         self.op, self.fn, self.sig, self.inputs, self.n_out = op, fn, sig, tuple(inputs), n_out
         self.freed = False
         self.kind = kind or (op.name if op is not None else "function")
+        self.diff = diff_of(self.inputs, vals) if diff is None else diff
+        self.saved = saved
+        self.vals = tuple(vals) if saved is None and self.diff else ()
+        self.avals = tuple((tuple(o.shape), o.dtype) for o in outs)
+
+    def free(self) -> None:
+        """Drop what the node holds of arrays (after a backward without retain_graph)."""
+        self.freed = True
+        self.inputs, self.saved, self.vals = (), None, ()
+
+
+_INEXACT: dict = {}
+
+
+def inexact(dtype) -> bool:
+    """Whether arrays of `dtype` carry gradients (floating or complex), memoized."""
+    got = _INEXACT.get(dtype)
+    if got is None:
+        got = _INEXACT[dtype] = bool(jnp.issubdtype(dtype, jnp.inexact))
+    return got
+
+
+def diff_of(refs, vals) -> tuple:
+    """Positions of the inputs a gradient can reach a variable through: recorded
+    entries and variables (not constants) of inexact dtype."""
+    return tuple(j for j, (r, v) in enumerate(zip(refs, vals)) if r[0] != "c" and inexact(v.dtype))
 
 
 def ref_of(array, value):
@@ -52,6 +88,13 @@ def ref_of(array, value):
     return ("n", ag[0], ag[1])
 
 
+def recorded_inputs(given, datas) -> tuple:
+    """`diff_of` for an op about to run: positions of the arrays in `given` (with values
+    `datas`) that are in a graph (recorded results or marked variables) and inexact."""
+    return tuple(j for j, (g, d) in enumerate(zip(given, datas))
+                 if getattr(g, "_ag", None) is not None and inexact(d.dtype))
+
+
 def _op_fn(op, nargs: int, is_train: bool):
     rand = op.random
 
@@ -62,25 +105,32 @@ def _op_fn(op, nargs: int, is_train: bool):
     return fn
 
 
-def record_op(op, given, datas, nargs: int, is_train: bool, key, results) -> None:
+def record_op(op, given, datas, nargs: int, is_train: bool, key, results, saved=None, diff=None) -> None:
     """Record `op` run on `given` (NDArrays or other arrays; `datas` their jax values)
-    producing the NDArrays `results`, and point each result at the new node."""
+    producing the NDArrays `results`, and point each result at the new node. `saved`:
+    the call's pullback and residuals (`_dispatch.call_vjp`) for the inputs `diff`."""
     inputs = [ref_of(g, d) for g, d in zip(given, datas)]
+    vals = list(datas)
     if op.random:
         inputs.append(("c", key))
-    node = Node(_op_fn(op, nargs, is_train), ("op", op, nargs, bool(is_train)), inputs, len(results), op=op)
+        vals.append(key)
+    node = Node(_op_fn(op, nargs, is_train), ("op", op, nargs, bool(is_train)), inputs, len(results), op=op,
+                vals=vals, outs=[r._data for r in results], saved=saved, diff=diff)
     for k, r in enumerate(results):
         r._ag = (node, k)
 
 
-def record_call(fn, sig, inputs, outputs, kind: str) -> None:
+def record_call(fn, sig, inputs, outputs, kind: str, saved=None, diff=None) -> None:
     """Record a pure JAX computation that is not one registered op (a hybridized block's
     whole graph): `fn(list of input values) -> list of output values`, `inputs` NDArrays
     (or jax arrays, constants) and `outputs` the NDArrays holding its results. `sig` is a
     hashable description of what `fn` computes (equal sigs: equal functions), or None to
-    keep tapes holding it out of the compile cache."""
+    keep tapes holding it out of the compile cache. `saved`: the call's pullback and
+    residuals (`_saved.Pullback`) for the inputs `diff` (see `recorded_inputs`), if it
+    kept them; else backward differentiates `fn` anew."""
     vals = [getattr(x, "_data", x) for x in inputs]
-    node = Node(fn, sig, [ref_of(x, v) for x, v in zip(inputs, vals)], len(outputs), kind=kind)
+    node = Node(fn, sig, [ref_of(x, v) for x, v in zip(inputs, vals)], len(outputs), kind=kind, vals=vals,
+                outs=[o._data for o in outputs], saved=saved, diff=diff)
     for k, o in enumerate(outputs):
         o._ag = (node, k)
 

@@ -17,10 +17,14 @@ the graph in training mode as one compiled function (batch statistics, dropout),
 the new aux states (BatchNorm's running statistics) into the parameters, and, while
 recording, hands `autograd.record_call` the pure function of (inputs, parameters, aux
 states, random key) that produced the outputs, with a structural signature, so that
-`backward()` differentiates the whole block as one node.
+`backward()` differentiates the whole block as one node. When some of those inputs are
+in autograd's graph, the compiled function recorded is the forward with its `jax.vjp`
+(`_TrainVjp`), which also returns the pullback's residuals: backward applies the
+pullback to them instead of running the block's forward a second time.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import OrderedDict
 
@@ -30,6 +34,8 @@ from jax.sharding import SingleDeviceSharding
 
 from .. import random as _random
 from .. import symbol as sym_mod
+from .._memo import Memo
+from ..autograd._saved import Pullback
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
 from ..executor.bind import bind
@@ -176,7 +182,8 @@ class CachedGraph:
         return exe
 
     def _train_fn(self, key, ctx, arg_arrays, aux_arrays):
-        """(compiled training forward, its pure function, its signature) for this signature."""
+        """The training forward of this signature: a `_Train` (its pure function, signature,
+        and, built on first use, its compiled forward and its residual-keeping variant)."""
         got = self._train_fns.get(key)
         if got is not None:
             self._train_fns.move_to_end(key)
@@ -187,40 +194,114 @@ class CachedGraph:
         shapes = tuple((n, tuple(a.shape)) for n, a in zip(names, arrays))
         dtypes = tuple((n, np.dtype(a._data.dtype).name) for n, a in zip(names, arrays))
         forward = make_forward(g, entry_values(self._symbol, SHAPE, dict(shapes[:len(g.arg_names)])))
-        n_args, n_aux = len(arg_arrays), len(aux_arrays)
-
-        def pure(vals):  # what autograd differentiates: outputs of (args, aux, key data)
-            outs, _ = forward(tuple(vals[:n_args]), tuple(vals[n_args:n_args + n_aux]),
-                              jax.random.wrap_key_data(vals[-1]), True)
-            return list(outs)
-
-        def build():
-            dev = SingleDeviceSharding(ctx.jax_device)
-
-            def jbind_gluon_train(args, aux, key):
-                return forward(args, aux, jax.random.wrap_key_data(key), True)
-            specs = [tuple(jax.ShapeDtypeStruct(a.shape, a._data.dtype, sharding=dev) for a in group)
-                     for group in (arg_arrays, aux_arrays)]
-            kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=dev)
-            return jax.jit(store.named(jbind_gluon_train, "jbind_gluon_train")).lower(*specs, kspec).compile()
         ck = CacheKey(self._symbol.fingerprint, shapes, dtypes, (), "gluon_train", (str(ctx.jax_device),))
-        got = self._train_fns[key] = (CACHE.get(ck, build), pure, ("gluon", ck))
+        got = self._train_fns[key] = _Train(forward, ck, ctx, arg_arrays, aux_arrays)
         while len(self._train_fns) > _MAX_EXECUTORS:
             self._train_fns.popitem(last=False)
         return got
 
     def _train_call(self, key, ctx, arg_arrays, aux_arrays) -> list:
-        fn, pure, sig = self._train_fn(key, ctx, arg_arrays, aux_arrays)
+        train = self._train_fn(key, ctx, arg_arrays, aux_arrays)
         k = jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
         kdata = jax.device_put(jax.random.key_data(k), ctx.jax_device)
-        outs, new_aux = fn(tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays), kdata)
+        args, aux = tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays)
+        recording = _autograd_flag("is_recording")
+        inputs = list(arg_arrays) + list(aux_arrays) + [kdata]
+        datas = list(args) + list(aux) + [kdata]
+        diff = _recorded_inputs(inputs, datas) if recording else ()
+        if diff:  # the forward also keeps its pullback's residuals: backward does not run it again
+            vjp = train.vjp(diff)
+            outs, new_aux, own = vjp.fn(args, aux, kdata)
+        else:
+            outs, new_aux = train.compiled()(args, aux, kdata)
         results = [NDArray(o) for o in outs]
-        if _autograd_flag("is_recording"):
+        if recording:
             ag = autograd_module()  # record_call lives in autograd's tape module
             record_call = getattr(ag, "record_call", None) or ag._tape.record_call
-            record_call(pure, sig, list(arg_arrays) + list(aux_arrays) + [kdata], results,
-                                 "HybridBlock")
+            if diff:
+                record_call(train.pure, train.sig, inputs, results, "HybridBlock",
+                            saved=(vjp, vjp.residuals(datas, outs, own)), diff=diff)
+            else:
+                record_call(train.pure, train.sig, inputs, results, "HybridBlock")
         for (is_data, _), held, new in zip(self._aux, aux_arrays, new_aux):
             if not is_data:  # running statistics move as in MXNet's training forward
                 held._data = new
         return results
+
+
+def _recorded_inputs(inputs, datas) -> tuple:
+    """Positions of the inputs in autograd's graph (gradients can flow to them)."""
+    from ..autograd._tape import recorded_inputs
+    return recorded_inputs(inputs, datas)
+
+
+_VJPS = Memo(256)   # (CacheKey, differentiated inputs) -> _TrainVjp, shared by blocks of one architecture
+
+
+class _Train:
+    """One signature's training forward: `pure(values) -> outputs` (what autograd
+    differentiates where nothing was kept), its structural `sig`, the compiled forward
+    (through jbind's compile cache) and, for recorded calls, `vjp(diff)`."""
+
+    def __init__(self, forward, ck, ctx, arg_arrays, aux_arrays):
+        self.forward, self.ck, self.sig = forward, ck, ("gluon", ck)
+        self.n_args = n_args = len(arg_arrays)
+        n_aux = len(aux_arrays)
+        self._specs = [tuple(jax.ShapeDtypeStruct(a.shape, a._data.dtype, sharding=SingleDeviceSharding(ctx.jax_device))
+                             for a in group) for group in (arg_arrays, aux_arrays)]
+        self._device = ctx.jax_device
+        self._compiled = None
+
+        def pure(vals):
+            outs, _ = forward(tuple(vals[:n_args]), tuple(vals[n_args:n_args + n_aux]),
+                              jax.random.wrap_key_data(vals[-1]), True)
+            return list(outs)
+        self.pure = pure
+
+    def _build(self, name: str, fn):
+        """`fn(args, aux, key data)` compiled for this signature."""
+        kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
+        return jax.jit(store.named(fn, name)).lower(*self._specs, kspec).compile()
+
+    def compiled(self):
+        """The training forward: (args, aux, key data) -> (outputs, new aux)."""
+        if self._compiled is None:
+            forward = self.forward
+
+            def jbind_gluon_train(args, aux, key):
+                return forward(args, aux, jax.random.wrap_key_data(key), True)
+            self._compiled = CACHE.get(self.ck, lambda: self._build("jbind_gluon_train", jbind_gluon_train))
+        return self._compiled
+
+    def vjp(self, diff: tuple) -> "_TrainVjp":
+        """The training forward that also returns the residuals of its `jax.vjp` with
+        respect to the inputs `diff` (a `_TrainVjp`, shared by blocks of one architecture)."""
+        got = _VJPS.get((self.ck, diff))
+        if got is None:
+            names = [n for n, _ in self.ck.shapes]
+            ck = dataclasses.replace(self.ck, grad_req=tuple((names[j], "write") for j in diff),
+                                     mode="gluon_train_vjp")
+            got = _VJPS.put((self.ck, diff), _TrainVjp(self, ck, diff))
+        return got
+
+
+class _TrainVjp(Pullback):
+    """The training forward compiled with its `jax.vjp` with respect to the inputs `diff`
+    (parameters and inputs in autograd's graph): `fn(args, aux, key data)` -> (outputs,
+    new aux, residuals), through jbind's compile cache."""
+    __slots__ = ("fn",)
+
+    def __init__(self, train: _Train, ck, diff: tuple):
+        super().__init__()
+        forward, n_args = train.forward, train.n_args
+
+        def jbind_gluon_train_vjp(args, aux, kdata):
+            def f(*full):
+                outs, new_aux = forward(tuple(full[:n_args]), tuple(full[n_args:-1]),
+                                        jax.random.wrap_key_data(full[-1]), True)
+                return tuple(outs), tuple(new_aux)
+            return self.vjp(f, list(args) + list(aux) + [kdata], diff)
+        self.fn = CACHE.get(ck, lambda: train._build("jbind_gluon_train_vjp", jbind_gluon_train_vjp))
+        if self.tree is None:  # compiled before (another instance, or loaded from a file): the
+            # residuals' layout comes from tracing, which is the same each time
+            jax.jit(jbind_gluon_train_vjp).trace(*train._specs, jax.ShapeDtypeStruct((2,), np.uint32))

@@ -14,6 +14,11 @@ What the eager lowering did and this keeps:
 - an op with no inputs runs under `jax.default_device` of its ctx;
 - errors the lowering raises while tracing reach the caller unchanged.
 
+While `autograd.record()` is on, `call_vjp` runs a second kind of entry (keyed also by
+which inputs are in autograd's graph) that takes the lowering's `jax.vjp` inside the
+same compiled call and returns the pullback's residuals too, for backward to apply
+without running the op again (`autograd/_saved.py`, `autograd/_pullback.py`).
+
 Ops whose lowering reads input values on the host or keeps Python state per call
 (`Op.imperative_jit = False`: gather_nd's bounds check, Custom's per-call operator) run
 op by op as before; so does an op whose lowering turns out to need concrete values
@@ -27,6 +32,7 @@ from collections import OrderedDict
 import jax
 
 from .. import random as _random
+from ..autograd._saved import Pullback
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -38,11 +44,17 @@ _lock = threading.Lock()
 _stats = {"traces": 0, "hits": 0, "misses": 0}
 
 
-class _Entry:
-    """A jitted closure over one op and mode, and which aux states its lowering writes."""
+class _Entry(Pullback):
+    """A jitted closure over one op and mode, and which aux states its lowering writes.
+
+    With `diff` (indices of the inputs autograd may differentiate), the closure also
+    takes the op's `jax.vjp` with respect to those inputs and returns the pullback's
+    residuals (`autograd/_saved.py`), so that backward applies the pullback without
+    running the op again."""
     __slots__ = ("fn", "changed")
 
-    def __init__(self, op, nargs: int, is_train: bool):
+    def __init__(self, op, nargs: int, is_train: bool, diff: tuple = ()):
+        super().__init__()
         self.changed = ()
         rand = op.random
 
@@ -50,9 +62,16 @@ class _Entry:
             _stats["traces"] += 1
             key = jax.random.fold_in(jax.random.wrap_key_data(base), counter) if rand else None
             aux = list(datas[nargs:])
-            outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
+            if not diff:
+                outs, new_aux = op.lower(list(datas[:nargs]), aux, is_train, key)
+                res = ()
+            else:
+                def f(*full):
+                    outs, new_aux = op.lower(list(full[:nargs]), list(full[nargs:]), is_train, key)
+                    return tuple(outs), new_aux
+                outs, new_aux, res = self.vjp(f, datas, diff)
             self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
-            return tuple(outs), tuple(new_aux[i] for i in self.changed), key
+            return tuple(outs), tuple(new_aux[i] for i in self.changed), key, res
 
         self.fn = jax.jit(run)
 
@@ -63,18 +82,27 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
     `device`: where an op without inputs puts its outputs; `ctx`: whose random generator a
     sampling op draws from (None: the current context's). The caller sets the matmul
     precision (part of the key here)."""
+    return call_vjp(op, datas, nargs, is_train, device, ctx)[:3]
+
+
+def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff: tuple = ()):
+    """`call`, also returning what autograd's backward needs to differentiate the call
+    with respect to the inputs `diff` (indices into `datas`) without running it again:
+    (the entry, whose `pull` applies the pullback, and the call's residual leaves), or
+    None where the op ran op by op (then backward differentiates its lowering anew)."""
     precision = jax.config.jax_default_matmul_precision
     key = None
     if getattr(op, "imperative_jit", True):
-        key = (type(op), op.hash_key(), bool(is_train), precision,  # hash_key: the parameters
-               tuple((d.shape, d.dtype, getattr(d, "sharding", None)) for d in datas),
+        # weak_type too: a retrace would replace the entry's residual layout
+        key = (type(op), op.hash_key(), bool(is_train), precision, diff,  # hash_key: the parameters
+               tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False)) for d in datas),
                None if datas else device)
         with _lock:
             entry = _cache.get(key)
             if entry is not None:
                 _cache.move_to_end(key)
         if entry is None:
-            entry = _put(key, _Entry(op, nargs, bool(is_train)))
+            entry = _put(key, _Entry(op, nargs, bool(is_train), diff))
             _stats["misses"] += 1
         else:
             _stats["hits"] += 1
@@ -83,20 +111,21 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
                 return _run(entry, op, datas, len(datas) - nargs, device, ctx)
             except _CONCRETE:  # the lowering needs values: op by op from now on, for this key
                 _put(key, _EAGER)
-    return _eager(op, datas, nargs, is_train, device, ctx)
+    return (*_eager(op, datas, nargs, is_train, device, ctx), None)
 
 
 def _run(entry, op, datas, naux, device, ctx):
     base, counter = _random.next_draw(ctx) if op.random else (None, None)
     if datas:
-        outs, changed, key = entry.fn(datas, base, counter)
+        outs, changed, key, own = entry.fn(datas, base, counter)
     else:
         with jax.default_device(device):
-            outs, changed, key = entry.fn(datas, base, counter)
+            outs, changed, key, own = entry.fn(datas, base, counter)
     new_aux = [None] * naux
     for i, a in zip(entry.changed, changed):
         new_aux[i] = a
-    return list(outs), new_aux, key
+    saved = (entry, entry.residuals(datas, outs, own)) if entry.tree is not None else None
+    return list(outs), new_aux, key, saved
 
 
 def _eager(op, datas, nargs, is_train, device, ctx):

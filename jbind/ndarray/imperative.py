@@ -47,7 +47,10 @@ def invoke(op_name: str, args, kwargs):
         with jax.default_matmul_precision(matmul_precision()):
             # a sampling op draws from the generator of the context it runs on, as MXNet's
             ctx = _context_of(datas[0]) if datas else parse(params.get("ctx"))
-            outs, new_aux, key = _dispatch.call(op, datas, nargs, is_train, None if datas else _dev(ctx), ctx)
+            # recording: the compiled call also keeps its pullback's residuals for backward
+            diff = _tape.recorded_inputs([inputs[a] for a in slots], datas) if recording else ()
+            outs, new_aux, key, saved = _dispatch.call_vjp(op, datas, nargs, is_train, None if datas else _dev(ctx),
+                                                           ctx, diff)
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
     try:
@@ -65,7 +68,7 @@ def invoke(op_name: str, args, kwargs):
         for r in res:
             r._ctx = label
     if recording:  # the op joins the tape (autograd); its aux updates above are not replayed
-        _tape.record_op(op, [inputs[a] for a in slots], datas, nargs, is_train, key, res)
+        _tape.record_op(op, [inputs[a] for a in slots], datas, nargs, is_train, key, res, saved, diff)
     if out is not None:
         out[:] = res[0]
         return out
