@@ -5,7 +5,6 @@ import contextlib
 
 import jax
 import numpy as np
-import pytest
 from jax._src import compiler
 
 import jbind as mx
@@ -66,8 +65,7 @@ def test_first_inference_through_module_compiles_one_program():
     assert len(names) == 1 and names[0].startswith("jit_jbind_forward"), names
 
 
-@pytest.mark.parametrize("optimizer,params", [("sgd", {"momentum": 0.9}), ("adam", {})])
-def test_first_training_step_compiles_two_programs(optimizer, params):
+def test_first_training_step_compiles_two_programs():
     sym = mx.sym.SoftmaxOutput(_zoo_like(), name="softmax")
     shape = (2, 3, 12, 12)
     arg, aux = _params(sym, shape)
@@ -79,8 +77,8 @@ def test_first_training_step_compiles_two_programs(optimizer, params):
         mod = mx.mod.Module(sym, data_names=["data"], label_names=["softmax_label"], context=mx.cpu())
         mod.bind(data_shapes=[("data", shape)], label_shapes=[("softmax_label", (2,))], for_training=True)
         mod.set_params(arg, aux)
-        mod.init_optimizer(optimizer=optimizer, optimizer_params={"learning_rate": 0.01, **params})
-        for _ in range(3):  # later steps reuse both programs
+        mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.01, "momentum": 0.9})
+        for _ in range(2):  # the second step reuses both programs
             mod.forward(batch, is_train=True)
             mod.backward()
             mod.update()
