@@ -104,3 +104,11 @@ def test_host_made_states_equal_the_rule():
                 assert g._data.dtype == v.dtype and g._data.shape == v.shape
                 assert g._data.devices() == w._data.devices()
                 np.testing.assert_array_equal(g.asnumpy(), np.asarray(v))
+
+
+def test_programs_compile_with_loop_emitters_on_the_cpu_unless_asked(monkeypatch):
+    from jbind._xla_options import compile_options
+    monkeypatch.delenv("JBIND_XLA_FUSION_EMITTERS", raising=False)
+    assert compile_options() == {"xla_cpu_use_fusion_emitters": False}
+    monkeypatch.setenv("JBIND_XLA_FUSION_EMITTERS", "1")
+    assert compile_options() is None
