@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
+from .._xla_options import compile_options
 from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
@@ -106,7 +107,7 @@ class Executor:
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
     def _build(self, mode: str):
-        return self._lower(mode).compile()
+        return self._lower(mode).compile(compile_options())
 
     def _lower(self, mode: str):
         """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""

@@ -13,6 +13,7 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
+from .._xla_options import compile_options
 from .. import random as _random
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
@@ -83,7 +84,7 @@ def _build(exe, opt, param_pos, states):
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
     jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
-    return jitted.lower(params, other, aux, kspec, cspec, st, rates, counts).compile()
+    return jitted.lower(params, other, aux, kspec, cspec, st, rates, counts).compile(compile_options())
 
 
 # Buffers this module produced and nobody else holds: only these are donated. Anything

@@ -27,7 +27,9 @@ import jax
 import numpy as np
 from ._lazy import optax
 
+from .._xla_options import compile_options
 from ..base import MXNetError
+from ._host_init import host_states
 from ..ndarray import NDArray
 from . import _states
 
@@ -271,7 +273,7 @@ class Optimizer:
         if fn is None:
             for k in [k for k in self._jit_cache if k[1] != fp]:
                 del self._jit_cache[k]
-            fn = self._jit_cache[(kind, fp)] = jax.jit(make())
+            fn = self._jit_cache[(kind, fp)] = jax.jit(make(), compiler_options=compile_options())
         return fn
 
     def _compiled_step(self):
@@ -319,6 +321,27 @@ class Optimizer:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
                           "convergence. Consider using multi_precision=True option of the optimizer", stacklevel=3)
         return self.create_state(index, weight)
+
+    def create_states(self, indices, weights) -> list:
+        """`create_state_multi_precision` of several parameters. Where the states are this
+        class's `init_state` of plain arrays, constants are made on the host and anything
+        else in one compiled call: one at a time, each distinct weight shape compiled a small
+        program (17 for resnet18), together costing seconds of CPU before the first step."""
+        cls = type(self)
+        plain = (cls.create_state is Optimizer.create_state
+                 and cls.create_state_multi_precision is Optimizer.create_state_multi_precision
+                 and all(type(w) is NDArray and np.dtype(w.dtype) != np.float16 for w in weights))
+        states = None
+        if plain and weights:
+            arrays = tuple(w._data for w in weights)
+            states = host_states(self.init_state, arrays)
+            # one call needs one device; committed arrays in, committed out, as `step` returns them
+            if states is None and len(arrays) > 1 and len({w.context for w in weights}) == 1 \
+                    and all(a.committed for a in arrays):
+                states = self._jitted("init", lambda: lambda ws: tuple(self.init_state(w) for w in ws))(arrays)
+        if states is None:
+            return [self.create_state_multi_precision(i, w) for i, w in zip(indices, weights)]
+        return [jax.tree.map(NDArray, s) for s in states]
 
     def _functional_state(self, state):
         return jax.tree.map(lambda h: h._data, state)
@@ -375,11 +398,14 @@ class Updater:
         if weight:
             self.optimizer._set_current_context(weight[0].context.device_id)
         index = [i.decode() if isinstance(i, bytes) else i for i in index]
-        for i, w in zip(index, weight):
-            if i not in self.states:
-                self.states[i] = self.optimizer.create_state_multi_precision(i, w)
+        fresh = [(i, w) for i, w in zip(index, weight) if i not in self.states]
+        if fresh:
+            made = self.optimizer.create_states([i for i, _ in fresh], [w for _, w in fresh])
+            for (i, _), s in zip(fresh, made):
+                self.states[i] = s
                 self.states_synced[i] = True
-            elif not self.states_synced[i]:
+        for i, w in zip(index, weight):
+            if not self.states_synced[i]:
                 self.states[i] = self.sync_state_context(self.states[i], w.context)
                 self.states_synced[i] = True
         self.optimizer.update_batch(index, list(weight), list(grad), [self.states[i] for i in index])
