@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._memo import Memo
+from ..compile._options import jit as small_jit
 from ..base import MXNetError
 from ._tape import Node, Var, _as_list
 
@@ -149,7 +150,7 @@ def _compiled(tape: _Tape, diff, given, add):
     key = (tape.key, diff, given, add)
     fn = _COMPILED.get(key)
     if fn is None:
-        fn = _COMPILED.put(key, jax.jit(_grad_fn(tape, diff, given, add)))
+        fn = _COMPILED.put(key, small_jit(_grad_fn(tape, diff, given, add)))
     return fn
 
 

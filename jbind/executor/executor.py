@@ -19,6 +19,7 @@ from jax.sharding import SingleDeviceSharding
 from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
@@ -106,7 +107,7 @@ class Executor:
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
     def _build(self, mode: str):
-        return self._lower(mode).compile()
+        return compile_lowered(self._lower(mode))
 
     def _lower(self, mode: str):
         """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""

@@ -15,6 +15,7 @@ from jax.sharding import SingleDeviceSharding
 
 from .. import random as _random
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_train
@@ -78,7 +79,7 @@ def _build(exe, opt, param_pos, states):
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
     jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
-    return jitted.lower(params, other, aux, kspec, cspec, st, scalars, scalars, counts).compile()
+    return compile_lowered(jitted.lower(params, other, aux, kspec, cspec, st, scalars, scalars, counts))
 
 
 # Buffers this module produced and nobody else holds: only these are donated. Anything

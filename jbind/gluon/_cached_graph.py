@@ -31,6 +31,7 @@ from jax.sharding import SingleDeviceSharding
 from .. import random as _random
 from .. import symbol as sym_mod
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..executor.bind import bind
 from ..symbol.graph import graph_of
@@ -197,7 +198,7 @@ class CachedGraph:
             specs = [tuple(jax.ShapeDtypeStruct(a.shape, a._data.dtype, sharding=dev) for a in group)
                      for group in (arg_arrays, aux_arrays)]
             kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=dev)
-            return jax.jit(store.named(jbind_gluon_train, "jbind_gluon_train")).lower(*specs, kspec).compile()
+            return compile_lowered(jax.jit(store.named(jbind_gluon_train, "jbind_gluon_train")).lower(*specs, kspec))
         ck = CacheKey(self._symbol.fingerprint, shapes, dtypes, (), "gluon_train", (str(ctx.jax_device),))
         got = self._train_fns[key] = (CACHE.get(ck, build), pure, ("gluon", ck))
         while len(self._train_fns) > _MAX_EXECUTORS:

@@ -27,6 +27,7 @@ from collections import OrderedDict
 import jax
 
 from .. import random as _random
+from ..compile._options import compile_lowered
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -39,11 +40,13 @@ _stats = {"traces": 0, "hits": 0, "misses": 0}
 
 
 class _Entry:
-    """A jitted closure over one op and mode, and which aux states its lowering writes."""
-    __slots__ = ("fn", "changed")
+    """One op and mode at one key's shapes: its jitted closure, compiled on the first call
+    (with `compile._options`' choice for its size), and which aux states it writes."""
+    __slots__ = ("jitted", "compiled", "changed")
 
     def __init__(self, op, nargs: int, is_train: bool):
         self.changed = ()
+        self.compiled = None
         rand = op.random
 
         def run(datas, base, counter):
@@ -54,7 +57,12 @@ class _Entry:
             self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
             return tuple(outs), tuple(new_aux[i] for i in self.changed), key
 
-        self.fn = jax.jit(run)
+        self.jitted = jax.jit(run)
+
+    def __call__(self, datas, base, counter):
+        if self.compiled is None:  # the key holds the shapes: one executable per entry
+            self.compiled = compile_lowered(self.jitted.lower(datas, base, counter))
+        return self.compiled(datas, base, counter)
 
 
 def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
@@ -67,7 +75,8 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
     key = None
     if getattr(op, "imperative_jit", True):
         key = (type(op), op.hash_key(), bool(is_train), precision,  # hash_key: the parameters
-               tuple((d.shape, d.dtype, getattr(d, "sharding", None)) for d in datas),
+               tuple((d.shape, d.dtype, getattr(d, "weak_type", False), getattr(d, "sharding", None))
+                     for d in datas),
                None if datas else device)
         with _lock:
             entry = _cache.get(key)
@@ -89,10 +98,10 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
 def _run(entry, op, datas, naux, device, ctx):
     base, counter = _random.next_draw(ctx) if op.random else (None, None)
     if datas:
-        outs, changed, key = entry.fn(datas, base, counter)
+        outs, changed, key = entry(datas, base, counter)
     else:
         with jax.default_device(device):
-            outs, changed, key = entry.fn(datas, base, counter)
+            outs, changed, key = entry(datas, base, counter)
     new_aux = [None] * naux
     for i, a in zip(entry.changed, changed):
         new_aux[i] = a
