@@ -99,7 +99,7 @@ class jit:  # noqa: N801 - used as jax.jit is
 
 def _leaf_key(x):
     if isinstance(x, jax.Array):
-        return (x.shape, x.dtype, x.weak_type, x.sharding)
+        return (x.shape, x.dtype, getattr(x, "weak_type", False), x.sharding)  # a key array has none
     if isinstance(x, np.ndarray):
         return (x.shape, x.dtype)
     return (type(x), getattr(x, "dtype", None))  # a scalar: its type decides the traced aval

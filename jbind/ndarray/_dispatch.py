@@ -25,9 +25,10 @@ import threading
 from collections import OrderedDict
 
 import jax
+import numpy as np
 
 from .. import random as _random
-from ..compile._options import compile_lowered
+from ..compile._options import compile_lowered, jit as small_jit
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -140,3 +141,20 @@ def clear() -> None:
     """Drop every compiled op call (the next call of each traces and compiles again)."""
     with _lock:
         _cache.clear()
+
+
+_ELEMENTWISE: dict = {}
+
+
+def elementwise(fn, cast=None):
+    """`fn(a, b)` (a jax.numpy binary function) compiled as jbind compiles op calls (small
+    programs with the short pipeline), one executable per shapes and dtypes; with `cast`
+    (a dtype), the result cast to it in the same program (comparisons)."""
+    key = (fn, None if cast is None else np.dtype(cast))
+    f = _ELEMENTWISE.get(key)
+    if f is None:
+        def run(a, b):
+            out = fn(a, b)
+            return out if cast is None else out.astype(cast)
+        f = _ELEMENTWISE[key] = small_jit(run, limit=LIMIT)
+    return f
