@@ -3,8 +3,10 @@
 `mx.nd.BatchNorm(x, ...)` lowers its op inside `jax.jit` once per (op and parameters,
 train mode, input shapes, dtypes and devices, matmul precision) and then calls that
 executable: one XLA call per op call instead of one dispatch (and, on first use, one
-compile) per JAX primitive inside the op. The jitted closures live in a bounded LRU
-(`LIMIT` entries); evicting one frees its executable.
+compile) per JAX primitive inside the op. Each key's program compiles once, with
+`compile._options`' choice (a small program takes XLA's short pipeline); the entries live
+in a bounded LRU (`LIMIT` entries); evicting one frees its executable. NDArray arithmetic
+and comparisons (`elementwise`) compile the same way.
 
 What the eager lowering did and this keeps:
 - a sampling op's key is an argument (the seed's base key and the call's counter, folded
