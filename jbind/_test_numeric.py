@@ -13,6 +13,7 @@ import numpy as np
 
 from . import random as _random
 from ._memo import Memo
+from .compile._options import jit as small_jit
 from .symbol.graph import graph_of
 from .symbol.infer import SHAPE, entry_values
 from .symbol.lower import make_forward
@@ -36,7 +37,7 @@ def _batched_forward(exe, pos: int, batch: int, is_train: bool):
             full[pos] = x
             return forward(tuple(full), aux, rng, is_train)[0][0]
 
-        fn = _FNS.put(key, jax.jit(jax.vmap(outs, in_axes=(None, None, None, 0))))
+        fn = _FNS.put(key, small_jit(jax.vmap(outs, in_axes=(None, None, None, 0))))
     return fn
 
 

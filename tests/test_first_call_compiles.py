@@ -107,7 +107,7 @@ def test_host_made_states_equal_the_rule():
 
 
 def test_programs_compile_with_loop_emitters_on_the_cpu_unless_asked(monkeypatch):
-    from jbind._xla_options import compile_options
+    from jbind.compile._options import cpu_options as compile_options
     monkeypatch.delenv("JBIND_XLA_FUSION_EMITTERS", raising=False)
     assert compile_options() == {"xla_cpu_use_fusion_emitters": False}
     monkeypatch.setenv("JBIND_XLA_FUSION_EMITTERS", "1")

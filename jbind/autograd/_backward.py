@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._memo import Memo
+from ..compile._options import jit as small_jit
 from ..base import MXNetError
 from . import _pullback
 from ._tape import Node, Var, _as_list
@@ -173,7 +174,7 @@ def _compiled(tape: _Tape, diff, given, add):
     key = (tape.key, diff, given, add)
     fn = _COMPILED.get(key)
     if fn is None:
-        fn = _COMPILED.put(key, jax.jit(_grad_fn(tape, diff, given, add)))
+        fn = _COMPILED.put(key, small_jit(_grad_fn(tape, diff, given, add)))
     return fn
 
 
@@ -191,7 +192,7 @@ def _pulled(tape: _Tape, diff, given, add):
     def walk(saved, head_grads, old_grads):
         with jax.default_matmul_precision(matmul_precision()):
             return run(saved, head_grads, old_grads)
-    return walk if key is None else _COMPILED.put(key, jax.jit(walk))
+    return walk if key is None else _COMPILED.put(key, small_jit(walk))
 
 
 def _gradients(tape: _Tape, diff, given, add, head_grads, old_grads, replay: bool) -> list:

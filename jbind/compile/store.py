@@ -152,7 +152,9 @@ def _environment() -> str:
     devices = ",".join(f"{d.platform}:{d.device_kind}" for d in _local_devices())
     return "|".join([h.hexdigest(), jax.__version__, jaxlib.__version__, os.environ.get("XLA_FLAGS", ""),
                      str(jax.config.jax_enable_x64), devices,
-                     os.environ.get("JBIND_CONV_FORM", "")])  # picks the convolutions' lowering
+                     os.environ.get("JBIND_CONV_FORM", ""),  # picks the convolutions' lowering
+                     os.environ.get("JBIND_SMALL_PROGRAM_BYTES", ""),  # these two pick XLA's pipeline (_options)
+                     os.environ.get("JBIND_XLA_FUSION_EMITTERS", "")])
 
 
 def _digest(key) -> str:

@@ -16,10 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from .._xla_options import compile_options
 from .. import random as _random
 from ..base import MXNetError
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
@@ -107,7 +107,7 @@ class Executor:
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
     def _build(self, mode: str):
-        return self._lower(mode).compile(compile_options())
+        return compile_lowered(self._lower(mode))
 
     def _lower(self, mode: str):
         """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""

@@ -13,9 +13,9 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from .._xla_options import compile_options
 from .. import random as _random
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_train
@@ -84,7 +84,7 @@ def _build(exe, opt, param_pos, states):
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
     jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
-    return jitted.lower(params, other, aux, kspec, cspec, st, rates, counts).compile(compile_options())
+    return compile_lowered(jitted.lower(params, other, aux, kspec, cspec, st, rates, counts))
 
 
 # Buffers this module produced and nobody else holds: only these are donated. Anything

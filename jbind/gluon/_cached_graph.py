@@ -37,6 +37,7 @@ from .. import symbol as sym_mod
 from .._memo import Memo
 from ..autograd._saved import Pullback
 from ..compile import store
+from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
 from ..executor.bind import bind
 from ..symbol.graph import graph_of
@@ -261,7 +262,7 @@ class _Train:
     def _build(self, name: str, fn):
         """`fn(args, aux, key data)` compiled for this signature."""
         kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
-        return jax.jit(store.named(fn, name)).lower(*self._specs, kspec).compile()
+        return compile_lowered(jax.jit(store.named(fn, name)).lower(*self._specs, kspec))
 
     def compiled(self):
         """The training forward: (args, aux, key data) -> (outputs, new aux)."""

@@ -22,7 +22,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from .._xla_options import compile_options
+from ..compile._options import compile_lowered
 from .. import random as _random
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
@@ -139,7 +139,7 @@ class SpmdRunner:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
                 return forward(args, aux, k, is_train)
             fn = self._shard_map(body, (s, s, r, s), s)
-            return jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters).compile(compile_options())
+            return compile_lowered(jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters))
         p = self.plan
         train = make_train(g, p.diff, p.add, p.no_head, self._shapes(g))
         heads = tuple(self._spec(shape, np.float32 if t is None else t)
@@ -152,7 +152,7 @@ class SpmdRunner:
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
             return train(args, aux, k, head_grads, old_grads)
         fn = self._shard_map(body, (s, s, r, s, s, s), s)
-        return jax.jit(store.named(fn, "jbind_spmd_train")).lower(args, aux, key, counters, heads, old).compile(compile_options())
+        return compile_lowered(jax.jit(store.named(fn, "jbind_spmd_train")).lower(args, aux, key, counters, heads, old))
 
     # --- running the group --------------------------------------------------------------
     def _inputs(self, execs):
@@ -260,7 +260,7 @@ def _build_step(runner, g, opt, param_pos, states):
     counts = tuple(jax.ShapeDtypeStruct((), np.int32, sharding=runner.replicated) for _ in param_pos)
     fn = runner._shard_map(body, (s, s, s, r, s, s, r, r, r), s)
     jitted = jax.jit(store.named(fn, "jbind_spmd_step"), donate_argnums=(0, 5))
-    return jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts).compile(compile_options())
+    return compile_lowered(jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts))
 
 
 def _state_stack(runner, h):

@@ -3,8 +3,10 @@
 `mx.nd.BatchNorm(x, ...)` lowers its op inside `jax.jit` once per (op and parameters,
 train mode, input shapes, dtypes and devices, matmul precision) and then calls that
 executable: one XLA call per op call instead of one dispatch (and, on first use, one
-compile) per JAX primitive inside the op. The jitted closures live in a bounded LRU
-(`LIMIT` entries); evicting one frees its executable.
+compile) per JAX primitive inside the op. Each key's program compiles once, with
+`compile._options`' choice (a small program takes XLA's short pipeline); the entries live
+in a bounded LRU (`LIMIT` entries); evicting one frees its executable. NDArray arithmetic
+and comparisons (`elementwise`) compile the same way.
 
 What the eager lowering did and this keeps:
 - a sampling op's key is an argument (the seed's base key and the call's counter, folded
@@ -30,9 +32,11 @@ import threading
 from collections import OrderedDict
 
 import jax
+import numpy as np
 
 from .. import random as _random
 from ..autograd._saved import Pullback
+from ..compile._options import compile_lowered, jit as small_jit
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -45,17 +49,19 @@ _stats = {"traces": 0, "hits": 0, "misses": 0}
 
 
 class _Entry(Pullback):
-    """A jitted closure over one op and mode, and which aux states its lowering writes.
+    """One op and mode at one key's shapes: its jitted closure, compiled on the first call
+    (with `compile._options`' choice for its size), and which aux states its lowering writes.
 
     With `diff` (indices of the inputs autograd may differentiate), the closure also
     takes the op's `jax.vjp` with respect to those inputs and returns the pullback's
     residuals (`autograd/_saved.py`), so that backward applies the pullback without
     running the op again."""
-    __slots__ = ("fn", "changed")
+    __slots__ = ("jitted", "compiled", "changed")
 
     def __init__(self, op, nargs: int, is_train: bool, diff: tuple = ()):
         super().__init__()
         self.changed = ()
+        self.compiled = None
         rand = op.random
 
         def run(datas, base, counter):
@@ -73,7 +79,12 @@ class _Entry(Pullback):
             self.changed = tuple(i for i, (a, n) in enumerate(zip(aux, new_aux)) if n is not a)
             return tuple(outs), tuple(new_aux[i] for i in self.changed), key, res
 
-        self.fn = jax.jit(run)
+        self.jitted = jax.jit(run)
+
+    def __call__(self, datas, base, counter):
+        if self.compiled is None:  # the key holds the shapes: one executable per entry
+            self.compiled = compile_lowered(self.jitted.lower(datas, base, counter))
+        return self.compiled(datas, base, counter)
 
 
 def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
@@ -117,10 +128,10 @@ def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff
 def _run(entry, op, datas, naux, device, ctx):
     base, counter = _random.next_draw(ctx) if op.random else (None, None)
     if datas:
-        outs, changed, key, own = entry.fn(datas, base, counter)
+        outs, changed, key, own = entry(datas, base, counter)
     else:
         with jax.default_device(device):
-            outs, changed, key, own = entry.fn(datas, base, counter)
+            outs, changed, key, own = entry(datas, base, counter)
     new_aux = [None] * naux
     for i, a in zip(entry.changed, changed):
         new_aux[i] = a
@@ -160,3 +171,20 @@ def clear() -> None:
     """Drop every compiled op call (the next call of each traces and compiles again)."""
     with _lock:
         _cache.clear()
+
+
+_ELEMENTWISE: dict = {}
+
+
+def elementwise(fn, cast=None):
+    """`fn(a, b)` (a jax.numpy binary function) compiled as jbind compiles op calls (small
+    programs with the short pipeline), one executable per shapes and dtypes; with `cast`
+    (a dtype), the result cast to it in the same program (comparisons)."""
+    key = (fn, None if cast is None else np.dtype(cast))
+    f = _ELEMENTWISE.get(key)
+    if f is None:
+        def run(a, b):
+            out = fn(a, b)
+            return out if cast is None else out.astype(cast)
+        f = _ELEMENTWISE[key] = small_jit(run, limit=LIMIT)
+    return f

@@ -329,7 +329,7 @@ class NDArray(Indexing):
     __hash__ = object.__hash__
 
     # --- arithmetic ---------------------------------------------------------------------
-    def _op(self, other, fn, reverse=False):
+    def _op(self, other, fn, reverse=False, cast=False):
         if _AG.recording and fn in _recorded.BINARY:
             return _recorded.binary(self, other, fn, reverse)
         o = other._data if isinstance(other, NDArray) else other
@@ -342,7 +342,7 @@ class NDArray(Indexing):
         a, b = (o, self._data) if reverse else (self._data, o)
         if fn is jnp.divide and a.dtype == b.dtype and jnp.issubdtype(a.dtype, jnp.integer):
             fn = jax.lax.div  # integers divide to integers, truncated, as MXNet's `/`
-        return self._new(fn(a, b))
+        return self._new(_dispatch.elementwise(fn, self._data.dtype if cast else None)(a, b))
 
     def _iop(self, other, fn):
         if _AG.recording:
@@ -373,7 +373,7 @@ class NDArray(Indexing):
     def __abs__(self): return _recorded.call("abs", self) if _AG.recording else self._new(jnp.abs(self._data))
 
     def _cmp(self, o, fn):
-        res = self._op(o, fn)
+        res = self._op(o, fn, cast=True)  # cast in the same program (a no-op below when recording)
         return res if res is NotImplemented else NDArray(res._data.astype(self._data.dtype))
 
     def __eq__(self, o): return self._cmp(o, jnp.equal)
@@ -390,7 +390,7 @@ def _fluent_call(op_name, arr, args, kwargs):
 
 
 _fluent.install(NDArray, _fluent_call, "mx.nd")
-from . import _recorded, _view  # noqa: E402 (they need NDArray's module loaded)
+from . import _dispatch, _recorded, _view  # noqa: E402 (they need NDArray's module loaded)
 from ._creation import (_dev, _into, _placed, _shape, arange, array, concat, empty, full,  # noqa: E402,F401
                         ones, waitall, zeros)
 _recorded.install(NDArray)

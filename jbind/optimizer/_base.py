@@ -27,7 +27,7 @@ import jax
 import numpy as np
 from ._lazy import optax
 
-from .._xla_options import compile_options
+from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
 from ..ndarray import NDArray
@@ -273,7 +273,7 @@ class Optimizer:
         if fn is None:
             for k in [k for k in self._jit_cache if k[1] != fp]:
                 del self._jit_cache[k]
-            fn = self._jit_cache[(kind, fp)] = jax.jit(make(), compiler_options=compile_options())
+            fn = self._jit_cache[(kind, fp)] = jax.jit(make(), compiler_options=cpu_options())
         return fn
 
     def _compiled_step(self):

@@ -1,0 +1,127 @@
+"""XLA compiler options by program size: small programs compile with a short pipeline.
+
+XLA:CPU spends ~55 ms of CPU compiling even an elementwise add, almost all of it fixed
+cost (fusion emitters, LLVM's optimization pipeline), while running such a program
+takes microseconds. Imperative op calls and the small executors of operator tests
+compile one program per shape, so that fixed cost is what they spend their time on.
+A program whose arguments and results together hold at most `SMALL_BYTES` compiles
+with XLA's classic elemental emitters and LLVM at -O0 (measured: ~18 ms instead of
+~55 ms); its run time stays negligible next to dispatch at that size. Larger programs
+compile with XLA's classic loop emitters too (`large_options`), at XLA's usual LLVM
+optimization level. The pipelines compute the same IEEE
+operations (no fast math either way); the choice is a function of the program alone,
+so an executable's cache key still decides it.
+
+`JBIND_SMALL_PROGRAM_BYTES=0` turns the short pipeline off; `JBIND_XLA_FUSION_EMITTERS=1`
+keeps XLA's fusion emitters for the larger programs. Other backends get XLA's defaults.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+import jax
+import numpy as np
+
+SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES", 1 << 18))
+# XLA debug options accepted per compile (jaxlib 0.10): the legacy elemental emitters, LLVM -O0.
+SMALL_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+
+
+def _nbytes(leaves) -> int:
+    total = 0
+    for x in leaves:
+        aval = getattr(x, "_aval", x)  # an ArgInfo holds its aval; a ShapeDtypeStruct is one
+        shape, dtype = getattr(aval, "shape", None), getattr(aval, "dtype", None)
+        if shape is None or dtype is None:
+            continue
+        try:
+            itemsize = np.dtype(dtype).itemsize
+        except TypeError:  # an extended dtype (a PRNG key): count its key data
+            itemsize = 8
+        total += int(np.prod(shape, dtype=np.int64)) * itemsize
+    return total
+
+
+def program_bytes(lowered) -> int:
+    """Bytes of a lowered program's arguments and results."""
+    return _nbytes(jax.tree.leaves(lowered.args_info)) + _nbytes(jax.tree.leaves(lowered.out_info))
+
+
+def large_options() -> dict:
+    """XLA:CPU options for programs above `SMALL_BYTES`: XLA's classic loop emitters.
+
+    XLA:CPU's newer fusion emitters cost much compile time on jbind's programs (measured:
+    squeezenet1.1's first training step 7.3 -> 4.1 s of compile CPU, its inference 1.9 ->
+    1.1 s, resnet18's batched optimizer update 2.7 -> 1.7 s) without running faster.
+    `JBIND_XLA_FUSION_EMITTERS=1` (set before the first compile) keeps XLA's default."""
+    if os.environ.get("JBIND_XLA_FUSION_EMITTERS", "").strip().lower() in ("1", "true", "yes"):
+        return {}
+    return {"xla_cpu_use_fusion_emitters": False}
+
+
+def cpu_options() -> dict | None:
+    """`compiler_options` for a `jax.jit` whose size is not known up front (the optimizer's
+    update): `large_options()` on the CPU backend, None (XLA's defaults) elsewhere."""
+    return (large_options() or None) if jax.default_backend() == "cpu" else None
+
+
+def options_for(lowered) -> dict:
+    """The compiler options jbind compiles `lowered` with ({} for XLA's defaults)."""
+    if _platform(lowered) != "cpu":  # the options are XLA:CPU's
+        return {}
+    if SMALL_BYTES > 0 and program_bytes(lowered) <= SMALL_BYTES:
+        return dict(SMALL_OPTIONS)
+    return large_options()
+
+
+def _platform(lowered) -> str | None:
+    try:
+        return lowered._lowering.compile_args["backend"].platform
+    except (AttributeError, KeyError, TypeError):  # another JAX: its defaults
+        return None
+
+
+def compile_lowered(lowered):
+    """`lowered.compile()` with the options `options_for` picks."""
+    opts = options_for(lowered)
+    return lowered.compile(compiler_options=opts) if opts else lowered.compile()
+
+
+class jit:  # noqa: N801 - used as jax.jit is
+    """`jax.jit(fn)` whose executables compile with `compile_lowered` (small programs with the
+    short pipeline). Keyed as jit keys a call: the arguments' tree, shapes, dtypes, weak types
+    and shardings (scalars by type); at most `limit` executables, least
+    recently used dropped first."""
+
+    def __init__(self, fn, limit: int = 256, **jit_kwargs):
+        self._jitted = jax.jit(fn, **jit_kwargs)
+        self._compiled: "OrderedDict[tuple, object]" = OrderedDict()
+        self._limit = limit
+        self.__wrapped__ = fn
+
+    def __call__(self, *args):
+        leaves, tree = jax.tree.flatten(args)
+        if any(isinstance(x, jax.core.Tracer) for x in leaves):  # called inside a trace: inline
+            return self._jitted(*args)
+        key = (tree, tuple(_leaf_key(x) for x in leaves))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = compile_lowered(self._jitted.lower(*args))
+            self._compiled[key] = compiled
+            while len(self._compiled) > self._limit:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(key)
+        return compiled(*args)
+
+    def lower(self, *args):
+        return self._jitted.lower(*args)
+
+
+def _leaf_key(x):
+    if isinstance(x, jax.Array):
+        return (x.shape, x.dtype, getattr(x, "weak_type", False), x.sharding)  # a key array has none
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    return (type(x), getattr(x, "dtype", None))  # a scalar: its type decides the traced aval
