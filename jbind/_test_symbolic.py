@@ -7,12 +7,14 @@ import numpy as np
 
 from . import _test_numeric
 from .base import MXNetError
+from .compile._options import with_short_pipeline
 from .ndarray import NDArray, array, zeros
 from .symbol import Symbol, Variable, make_loss
 from ._test_arrays import (_host, assert_almost_equal, default_context, default_numeric_eps,
                            get_tolerance, get_tols)
 
 
+@with_short_pipeline
 def simple_forward(sym: Symbol, ctx=None, is_train=False, **inputs):
     """Bind `sym` to the numpy inputs (by name), run forward; the output(s) as numpy."""
     ctx = ctx or default_context()
@@ -61,6 +63,7 @@ def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
     return {k: _as_nd(_host(v), ctx, dtype) for k, v in aux_states.items()}
 
 
+@with_short_pipeline
 def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True, dtype=np.float32) -> dict:
     """Central differences of sum(executor.outputs[0]) for each float argument in `location`
     ({name: numpy array}); `aux_states` are written back before every forward."""
@@ -97,6 +100,7 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
     return grads
 
 
+@with_short_pipeline
 def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None, atol=None,
                            grad_nodes=None, use_forward_train=True, ctx=None, grad_stype_dict=None,
                            dtype=np.float32):
@@ -157,6 +161,7 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
             raise ValueError(f"Invalid grad_req {req} for argument {name}")
 
 
+@with_short_pipeline
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None, ctx=None,
                            equal_nan=False, dtype=np.float32) -> list:
     """Run forward (inference) at `location`; compare each output with `expected` (a list in
@@ -176,6 +181,7 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
     return exe.outputs
 
 
+@with_short_pipeline
 def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None, aux_states=None,
                             grad_req="write", ctx=None, grad_stypes=None, equal_nan=False, dtype=np.float32) -> dict:
     """Run forward (training) and backward(out_grads); compare the gradients with `expected`
@@ -220,6 +226,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     return grads
 
 
+@with_short_pipeline
 def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None, aux_params=None, rtol=None,
                       atol=None, raise_on_err=True, ground_truth=None, equal_nan=False, use_uniform=False,
                       rand_type=np.float64) -> dict:

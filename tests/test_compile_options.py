@@ -40,10 +40,13 @@ def _lowered(shape):
         jax.ShapeDtypeStruct(shape, np.float32), jax.ShapeDtypeStruct(shape, np.float32))
 
 
-def test_small_programs_get_the_short_pipeline_and_large_ones_the_default():
+def test_small_programs_get_the_short_pipeline_and_large_ones_the_loop_emitters(monkeypatch):
     small, large = _lowered((4, 5)), _lowered((512, 512))
     assert _options.program_bytes(small) == 3 * 4 * 5 * 4 + 5 * 4
+    monkeypatch.delenv("JBIND_XLA_FUSION_EMITTERS", raising=False)
     assert _options.options_for(small) == _options.SMALL_OPTIONS
+    assert _options.options_for(large) == {"xla_cpu_use_fusion_emitters": False}
+    monkeypatch.setenv("JBIND_XLA_FUSION_EMITTERS", "1")
     assert _options.options_for(large) == {}
 
 
@@ -122,7 +125,23 @@ def test_numeric_gradient_check_compiles_nothing_the_second_time():
         assert n() == first and first <= 4
 
 
-@pytest.mark.parametrize("bound", ["0"])
-def test_the_bound_can_turn_the_short_pipeline_off(monkeypatch, bound):
-    monkeypatch.setattr(_options, "SMALL_BYTES", int(bound))
-    assert _options.options_for(_lowered((2, 2))) == {}
+def test_the_bound_can_turn_the_short_pipeline_off(monkeypatch):
+    monkeypatch.setattr(_options, "SMALL_BYTES", 0)
+    assert _options.options_for(_lowered((2, 2))) == _options.large_options()
+
+
+def test_executors_keep_the_optimizing_pipeline_outside_test_helpers(monkeypatch):
+    """A small executor's program runs often: XLA's optimizing pipeline, short only in test helpers."""
+    seen = []
+    real = _options.options_for
+    monkeypatch.setattr(_options, "options_for", lambda lowered, runs_often=False: seen.append(
+        real(lowered, runs_often)) or seen[-1])
+    x = mx.sym.Variable("x")
+    exe = (x * 3 + 1).simple_bind(mx.cpu(), x=(3,), grad_req="null")
+    exe.forward(is_train=False)
+    with _options.short_pipeline():
+        exe2 = (x * 5 + 2).simple_bind(mx.cpu(), x=(3,), grad_req="null")
+        exe2.forward(is_train=False)
+    assert len(seen) == 2
+    assert seen[0].get("xla_backend_optimization_level") is None
+    assert seen[1].get("xla_backend_optimization_level") == 0

@@ -6,7 +6,8 @@ takes microseconds. Imperative op calls and the small executors of operator test
 compile one program per shape, so that fixed cost is what they spend their time on.
 A program whose arguments and results together hold at most `SMALL_BYTES` compiles
 with XLA's classic elemental emitters and LLVM at -O0 (measured: ~18 ms instead of
-~55 ms); its run time stays negligible next to dispatch at that size. Larger programs
+~55 ms); its run time stays negligible next to dispatch at that size. Executors' programs
+are excepted (`runs_often`), outside jbind's test helpers. Larger programs
 compile with XLA's classic loop emitters too (`large_options`), at XLA's usual LLVM
 optimization level. The pipelines compute the same IEEE
 operations (no fast math either way); the choice is a function of the program alone,
@@ -17,13 +18,16 @@ keeps XLA's fusion emitters for the larger programs. Other backends get XLA's de
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import threading
 from collections import OrderedDict
 
 import jax
 import numpy as np
 
-SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES", 1 << 18))
+SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES") or 1 << 18)
 # XLA debug options accepted per compile (jaxlib 0.10): the legacy elemental emitters, LLVM -O0.
 SMALL_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 
@@ -66,11 +70,40 @@ def cpu_options() -> dict | None:
     return (large_options() or None) if jax.default_backend() == "cpu" else None
 
 
-def options_for(lowered) -> dict:
-    """The compiler options jbind compiles `lowered` with ({} for XLA's defaults)."""
+# Programs that run many times (executors, fused steps, hybridized blocks) keep XLA's
+# optimizing pipeline whatever their size: at -O0 a tiny LSTM's training step ran 1.7x
+# slower. Inside `short_pipeline()` (jbind's test helpers, which bind many small executors
+# and run each a few times) they may take the short pipeline too.
+_scope = threading.local()
+
+
+@contextlib.contextmanager
+def short_pipeline():
+    """Let small executor programs compiled in this block take the short pipeline."""
+    prev = getattr(_scope, "on", False)
+    _scope.on = True
+    try:
+        yield
+    finally:
+        _scope.on = prev
+
+
+def with_short_pipeline(fn):
+    """Decorator: run `fn` inside `short_pipeline()` (for test helpers)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with short_pipeline():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def options_for(lowered, runs_often: bool = False) -> dict:
+    """The compiler options jbind compiles `lowered` with ({} for XLA's defaults);
+    `runs_often`: an executor's program, short pipeline only inside `short_pipeline()`."""
     if _platform(lowered) != "cpu":  # the options are XLA:CPU's
         return {}
-    if SMALL_BYTES > 0 and program_bytes(lowered) <= SMALL_BYTES:
+    short_ok = not runs_often or getattr(_scope, "on", False)
+    if short_ok and SMALL_BYTES > 0 and program_bytes(lowered) <= SMALL_BYTES:
         return dict(SMALL_OPTIONS)
     return large_options()
 
@@ -82,9 +115,9 @@ def _platform(lowered) -> str | None:
         return None
 
 
-def compile_lowered(lowered):
+def compile_lowered(lowered, runs_often: bool = False):
     """`lowered.compile()` with the options `options_for` picks."""
-    opts = options_for(lowered)
+    opts = options_for(lowered, runs_often)
     return lowered.compile(compiler_options=opts) if opts else lowered.compile()
 
 

@@ -107,7 +107,7 @@ class Executor:
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
     def _build(self, mode: str):
-        return compile_lowered(self._lower(mode))
+        return compile_lowered(self._lower(mode), runs_often=True)
 
     def _lower(self, mode: str):
         """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""

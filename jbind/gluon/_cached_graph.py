@@ -262,7 +262,7 @@ class _Train:
     def _build(self, name: str, fn):
         """`fn(args, aux, key data)` compiled for this signature."""
         kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=SingleDeviceSharding(self._device))
-        return compile_lowered(jax.jit(store.named(fn, name)).lower(*self._specs, kspec))
+        return compile_lowered(jax.jit(store.named(fn, name)).lower(*self._specs, kspec), runs_often=True)
 
     def compiled(self):
         """The training forward: (args, aux, key data) -> (outputs, new aux)."""

@@ -139,7 +139,8 @@ class SpmdRunner:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
                 return forward(args, aux, k, is_train)
             fn = self._shard_map(body, (s, s, r, s), s)
-            return compile_lowered(jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters))
+            lowered = jax.jit(store.named(fn, "jbind_spmd_forward")).lower(args, aux, key, counters)
+            return compile_lowered(lowered, runs_often=True)
         p = self.plan
         train = make_train(g, p.diff, p.add, p.no_head, self._shapes(g))
         heads = tuple(self._spec(shape, np.float32 if t is None else t)
@@ -152,7 +153,8 @@ class SpmdRunner:
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter[0])
             return train(args, aux, k, head_grads, old_grads)
         fn = self._shard_map(body, (s, s, r, s, s, s), s)
-        return compile_lowered(jax.jit(store.named(fn, "jbind_spmd_train")).lower(args, aux, key, counters, heads, old))
+        lowered = jax.jit(store.named(fn, "jbind_spmd_train")).lower(args, aux, key, counters, heads, old)
+        return compile_lowered(lowered, runs_often=True)
 
     # --- running the group --------------------------------------------------------------
     def _inputs(self, execs):
@@ -260,7 +262,8 @@ def _build_step(runner, g, opt, param_pos, states):
     counts = tuple(jax.ShapeDtypeStruct((), np.int32, sharding=runner.replicated) for _ in param_pos)
     fn = runner._shard_map(body, (s, s, s, r, s, s, r, r, r), s)
     jitted = jax.jit(store.named(fn, "jbind_spmd_step"), donate_argnums=(0, 5))
-    return compile_lowered(jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts))
+    lowered = jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts)
+    return compile_lowered(lowered, runs_often=True)
 
 
 def _state_stack(runner, h):
