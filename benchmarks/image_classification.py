@@ -43,6 +43,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from _jsonout import write_json  # noqa: E402
 from zoo_bench import cpu_name  # noqa: E402
 
 TAG = "1.9.1"
@@ -322,10 +323,7 @@ def run(argv=None) -> dict:
                                                        for k in c["errors"] if k.startswith("jbind"))
     print("\n" + table(report), flush=True)
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(report, f, indent=1)
-        os.replace(tmp, args.json)
+        write_json(args.json, report, indent=1)
         print(f"wrote {args.json}")
     return report
 

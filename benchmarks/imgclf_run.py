@@ -17,11 +17,11 @@ parent reads the Speedometer lines as it does for train_imagenet.py.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 import time
+from _jsonout import write_json
 
 FALLBACK_ZOO = {"resnet-18": "resnet18_v1", "resnet-50": "resnet50_v1", "mobilenet": "mobilenet1.0"}
 
@@ -113,10 +113,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     run = {"score": _score_script, "fallback-score": _fallback_score, "fallback-train": _fallback_train}[args.mode]
     res = run(args)
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f)
-    os.replace(tmp, args.out)
+    write_json(args.out, res)
     return 0
 
 

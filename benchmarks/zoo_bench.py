@@ -44,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import zoo_export  # noqa: E402
+from _jsonout import write_json  # noqa: E402
 
 TOLERANCE = 1e-4
 LIBS = ("jbind", "mxnet")
@@ -316,10 +317,7 @@ def run(argv=None) -> dict:
     report["ok"] = all_checks_pass(report) and not any("error" in m for m in report["models"].values())
     print("\n" + table(report), flush=True)
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(report, f, indent=1)
-        os.replace(tmp, args.json)
+        write_json(args.json, report, indent=1)
         print(f"wrote {args.json}")
     return report
 

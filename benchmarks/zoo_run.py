@@ -23,10 +23,10 @@ caller to compare across libraries, and writes its times as JSON to `--out`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
+from _jsonout import write_json
 
 
 def _sync(mx, mod):
@@ -114,10 +114,7 @@ def main(argv=None) -> int:
             label = np.load(os.path.join(args.inputs, f"label_{n}.npy"))
             res["train"][str(n)], out, delta = train(mx, np, args.prefix, data, label, args.train_reps)
             np.savez(os.path.join(args.inputs, f"{args.lib}_train_{n}.npz"), output=out, delta=delta)
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f)
-    os.replace(tmp, args.out)
+    write_json(args.out, res)
     return 0
 
 

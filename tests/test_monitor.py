@@ -153,3 +153,17 @@ def test_monitor_all_names_inputs_of_ops_mxnet_lists_no_names_for_by_position():
     exe.forward(is_train=False, a=mx.nd.array([1, 4]), b=mx.nd.array([0, 5]))
     ops = [n for n in seen if n not in ("a", "b")]   # (MXNet also reports the variables themselves)
     assert ops == ["add_lhs", "add_rhs", "add_output", "act_input0", "act_output", "sq_input0", "sq_output"]
+
+
+def test_names_come_from_the_executors_own_symbol():
+    """Two structurally equal graphs with different names: each executor reports its own names."""
+    def net(prefix):
+        return mx.sym.FullyConnected(mx.sym.Variable(prefix + "data"), num_hidden=2, name=prefix + "fc")
+
+    first = net("a_").simple_bind(mx.cpu(), a_data=(1, 3))
+    first.forward(is_train=False)
+    exe = net("b_").simple_bind(mx.cpu(), b_data=(1, 3))
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append(name), True)
+    exe.forward(is_train=False)
+    assert seen and all(not n.startswith("a_") for n in seen) and "b_fc_output" in seen

@@ -17,7 +17,7 @@ from ._setup import batch, import_benchmark, lowering_name, progress, seed_model
 
 
 def figure_names(cfg) -> list:
-    return [f"step.T{t}" for t in cfg.step_buckets] + ["step.overhead"]
+    return [f"step.T{t}" for t in cfg.step_buckets] + ["step.overhead", "step.exec_fb", "step.fb_update"]
 
 
 def run(cfg) -> list:
@@ -75,4 +75,58 @@ def run(cfg) -> list:
                    f"{lowering_name()}; first-step outputs differ from the baseline's by {parity:.1e} at most")
     out.append(Figure("step.overhead", "binder overhead: jbind / JAX step time", "x", ratios,
                       note="the ratio of the medians above, one sample per bucket; 1 = no overhead"))
+    out += _unfused(mx, jax, np, jb, mod, gen, n, min(buckets), vocab, cfg.step_repeat)
+    return out
+
+
+def _unfused(mx, jax, np, jb, mod, gen, n, t, vocab, repeat) -> list:
+    """The same model's step taken apart, at the smallest bucket: an executor's forward +
+    backward against jitted `loss_and_grads`, and `Module.forward_backward` + `update`
+    (MXNet's explicit loop) against the jitted SGD step."""
+    exe = gen(t).simple_bind(mx.cpu(0), data=(n, t), softmax_label=(n, t))
+    args, _ = mod.get_params()
+    for name, h in exe.arg_dict.items():
+        if name in args:
+            h[:] = args[name]
+    b = batch(mx, n, t, vocab)
+    exe.arg_dict["data"][:] = b.data[0]
+    exe.arg_dict["softmax_label"][:] = b.label[0]
+    x, y = jax.device_put(b.data[0].asnumpy()), jax.device_put(b.label[0].asnumpy())
+    params = {k: jax.device_put(np.array(v.asnumpy())) for k, v in args.items()}
+    grads_fn = jax.jit(jb.loss_and_grads)
+    step = jb.make_train_step(lr=0.01, wd=0.0, rescale_grad=1.0 / n)
+
+    def exe_fb():
+        exe.forward(is_train=True)
+        exe.backward()
+        exe.grad_arrays[-1].wait_to_read()
+
+    def jax_fb():
+        jax.block_until_ready(grads_fn(params, x, y))
+
+    def mod_fb():
+        mod.forward_backward(b)
+        mod.update()
+        mod.get_outputs()[0].wait_to_read()
+
+    def jax_step():
+        nonlocal params
+        params, probs = step(params, x, y)
+        probs.block_until_ready()
+
+    out = []
+    for name, label, ours, theirs, base in (
+            ("step.exec_fb", f"executor forward + backward, T={t}", exe_fb, jax_fb, "JAX: jitted loss_and_grads"),
+            ("step.fb_update", f"Module.forward_backward + update, T={t}", mod_fb, jax_step,
+             "JAX: lax.scan LSTM, jitted step")):
+        ours(), theirs()  # compile both
+        js, xs = [], []
+        for _ in range(max(repeat, 3) * 5):
+            t0 = time.perf_counter()
+            ours()
+            js.append((time.perf_counter() - t0) * 1e3)
+            t0 = time.perf_counter()
+            theirs()
+            xs.append((time.perf_counter() - t0) * 1e3)
+        out.append(Figure(name, label, "ms", js, xs, base))
     return out

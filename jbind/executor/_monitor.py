@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..ndarray.ndarray import NDArray
+from ..symbol._node import topo_order
 from ..symbol.infer import DTYPE, SHAPE, entry_values
 from ..symbol.lower import make_forward, matmul_precision
 
@@ -42,6 +43,9 @@ class Monitor:
     def __init__(self, exe):
         g = exe._g
         self.g = g
+        # The names come from this executor's own symbol: `g` is memoized by structure and
+        # may carry the names of another symbol built the same way (a second Gluon block).
+        self.nodes = topo_order(exe._symbol._heads)
         arg_shapes = dict(exe._key_parts[1][:len(g.arg_names)])
         self.shapes = entry_values(exe._symbol, SHAPE, arg_shapes)
         self.dtypes = entry_values(exe._symbol, DTYPE, dict(exe._key_parts[2][:len(g.arg_names)]))
@@ -87,8 +91,8 @@ class Monitor:
         args, aux, key, counter, is_train = last
         vals = self._fwd(args, aux, key, counter, bool(is_train))
         g, out = self.g, []
-        var_of = {g.offsets[vi]: g.nodes[vi].name for vi, n in enumerate(g.nodes) if n.op is None}
-        for ni, node in enumerate(g.nodes):
+        var_of = {g.offsets[vi]: n.name for vi, n in enumerate(self.nodes) if n.op is None}
+        for ni, node in enumerate(self.nodes):
             if node.op is None:
                 continue
             if monitor_all:  # as MXNet's: a variable input under its own name, then as the op's input
@@ -105,7 +109,7 @@ class Monitor:
         grads = self._bwd(args, aux, key, counter, tuple(heads))
         g, out = self.g, []
         for ni in self.back_nodes:
-            node = g.nodes[ni]
+            node = self.nodes[ni]
             n = node.num_args()
             for i in range(n):
                 name = f"{node.name}_backward_output" + ("" if n == 1 else str(i))

@@ -54,7 +54,17 @@ def carried_cast_outputs(g) -> set:
     return out
 
 
-def carrier_dtype():
+def carrier_dtype(src=None):
+    """The float dtype that carries integer values made from `src`: a float source's own
+    dtype (a float truncated to an integer is exactly representable in the dtype it came
+    from, so a float32 model stays float32), float32 for integers of up to 16 bits, float64
+    for wider ones where x64 is on (exact), else float32."""
+    if src is not None:
+        src = np.dtype(src)
+        if np.issubdtype(src, np.floating):
+            return src
+        if src.itemsize <= 2:
+            return np.dtype(np.float32)
     return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
 
 
@@ -64,7 +74,7 @@ def cast(x, dtype: str, in_int: bool):
     `dtype` is an integer), the gradient cast back to the input's dtype (truncated when the
     input carries an integer), as MXNet's Cast."""
     dtype = np.dtype(dtype)
-    return x.astype(dtype).astype(carrier_dtype()) if np.issubdtype(dtype, np.integer) else x.astype(dtype)
+    return x.astype(dtype).astype(carrier_dtype(x.dtype)) if np.issubdtype(dtype, np.integer) else x.astype(dtype)
 
 
 def _cast_fwd(x, dtype, in_int):

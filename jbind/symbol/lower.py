@@ -101,7 +101,7 @@ def make_forward(g: Graph, shapes=None, probed=False, carry=False):
                 if carried_in or jnp.issubdtype(x.dtype, jnp.inexact):
                     vals[g.offsets[ni]] = _int_grad.cast(x, op.dtype, carried_in)
                 else:  # an integer from elsewhere: no gradient to carry
-                    vals[g.offsets[ni]] = x.astype(op.dtype).astype(_int_grad.carrier_dtype())
+                    vals[g.offsets[ni]] = x.astype(op.dtype).astype(_int_grad.carrier_dtype(x.dtype))
                 if ni in carry_nodes:
                     floats.add(g.offsets[ni])
                 return
@@ -181,7 +181,8 @@ def make_train(g: Graph, diff_mask: tuple, add_mask: tuple, no_head: tuple, shap
             outs, new_aux = forward(tuple(full), aux, key, is_train, carried=frozenset(ints))
             return outs, new_aux
 
-        diff = tuple(args[k].astype(_int_grad.carrier_dtype()) if k in ints else args[k] for k in diff_pos)
+        diff = tuple(args[k].astype(_int_grad.carrier_dtype(args[k].dtype)) if k in ints else args[k]
+                     for k in diff_pos)
         with jax.default_matmul_precision(matmul_precision()):  # the backward's products too
             outs, grads, new_aux = backward(f, diff, head_grads, old_grads, ints)
         outs = tuple(o.astype(carried_out[i]) if i in carried_out else o for i, o in enumerate(outs))
