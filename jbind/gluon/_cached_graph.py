@@ -203,8 +203,8 @@ class CachedGraph:
 
     def _train_call(self, key, ctx, arg_arrays, aux_arrays) -> list:
         train = self._train_fn(key, ctx, arg_arrays, aux_arrays)
-        k = jax.random.fold_in(jax.random.wrap_key_data(_random.base_key()), _random.next_counter())
-        kdata = jax.device_put(jax.random.key_data(k), ctx.jax_device)
+        base, counter = _random.next_draw()
+        kdata = jax.device_put(_fold_in(base, counter), ctx.jax_device)
         args, aux = tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays)
         recording = _autograd_flag("is_recording")
         inputs = list(arg_arrays) + list(aux_arrays) + [kdata]
@@ -228,6 +228,13 @@ class CachedGraph:
             if not is_data:  # running statistics move as in MXNet's training forward
                 held._data = new
         return results
+
+
+@jax.jit
+def _fold_in(base, counter):
+    """The key data of draw `counter` of the generator keyed `base`: one compiled call, not
+    the handful of eager dispatches `fold_in` on key objects costs per training call."""
+    return jax.random.key_data(jax.random.fold_in(jax.random.wrap_key_data(base), counter))
 
 
 def _recorded_inputs(inputs, datas) -> tuple:

@@ -10,7 +10,7 @@ import os
 import tempfile
 
 import jax
-import jax.numpy as jnp
+import numpy as np
 
 from .. import kvstore as _kv
 from .. import optimizer as opt
@@ -243,8 +243,8 @@ class Trainer:
         weights = [p.list_data()[0]._data for p in params]
         grads = [p.list_grad()[0]._data for p in params]   # a row_sparse gradient: every row (no lazy update)
         new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states],
-                                        jnp.asarray(lrs, jnp.float32), jnp.asarray(wds, jnp.float32),
-                                        jnp.asarray(ts, jnp.int32))
+                                        np.asarray(lrs, np.float32), np.asarray(wds, np.float32),
+                                        np.asarray(ts, np.int32))  # host arrays: no eager device ops
         for p, w, s, ns in zip(params, new_w, states, new_s):
             optim._store_state(s, ns)
             first, *rest = p.list_data()
