@@ -145,3 +145,16 @@ def test_executors_keep_the_optimizing_pipeline_outside_test_helpers(monkeypatch
     assert len(seen) == 2
     assert seen[0].get("xla_backend_optimization_level") is None
     assert seen[1].get("xla_backend_optimization_level") == 0
+
+
+def test_all_wrappers_together_keep_a_bounded_number_of_executables(monkeypatch):
+    """Many small_jit wrappers (one per function) share one LRU bound on their executables."""
+    monkeypatch.setattr(_options, "TOTAL_LIMIT", 3)
+    fs = [_options.jit(lambda a, k=k: a + k) for k in range(3)]
+    for f in fs:
+        for n in (1, 2):
+            f(jnp.ones((n,)))
+    held = sum(len(f._compiled) for f in fs)
+    assert held <= 3
+    assert len(fs[-1]._compiled) == 2          # the most recent ones stay
+    np.testing.assert_array_equal(fs[0](jnp.ones((1,))), [1.0])   # an evicted one recompiles, same value

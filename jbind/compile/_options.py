@@ -22,6 +22,7 @@ import contextlib
 import functools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 
 import jax
@@ -121,11 +122,19 @@ def compile_lowered(lowered, runs_often: bool = False):
     return lowered.compile(compiler_options=opts) if opts else lowered.compile()
 
 
+# Every `jit` wrapper's executables together: at most TOTAL_LIMIT, least recently used
+# dropped first. Per-wrapper limits alone let hundreds of wrappers (one per elementwise
+# function, one per autograd tape structure) hold many thousand executables between them.
+TOTAL_LIMIT = 1024
+_ALL: "OrderedDict[tuple, weakref.ref]" = OrderedDict()   # (id(wrapper), key) -> the wrapper
+_all_lock = threading.Lock()
+
+
 class jit:  # noqa: N801 - used as jax.jit is
     """`jax.jit(fn)` whose executables compile with `compile_lowered` (small programs with the
     short pipeline). Keyed as jit keys a call: the arguments' tree, shapes, dtypes, weak types
-    and shardings (scalars by type); at most `limit` executables, least
-    recently used dropped first."""
+    and shardings (scalars by type); at most `limit` executables per wrapper and
+    `TOTAL_LIMIT` over all wrappers, least recently used dropped first."""
 
     def __init__(self, fn, limit: int = 256, **jit_kwargs):
         self._jitted = jax.jit(fn, **jit_kwargs)
@@ -141,11 +150,23 @@ class jit:  # noqa: N801 - used as jax.jit is
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = compile_lowered(self._jitted.lower(*args))
-            self._compiled[key] = compiled
-            while len(self._compiled) > self._limit:
-                self._compiled.popitem(last=False)
+            with _all_lock:
+                self._compiled[key] = compiled
+                _ALL[(id(self), key)] = weakref.ref(self)
+                while len(self._compiled) > self._limit:
+                    old, _ = self._compiled.popitem(last=False)
+                    _ALL.pop((id(self), old), None)
+                while len(_ALL) > TOTAL_LIMIT:
+                    (_, old), ref = _ALL.popitem(last=False)
+                    owner = ref()
+                    if owner is not None:
+                        owner._compiled.pop(old, None)
         else:
-            self._compiled.move_to_end(key)
+            with _all_lock:
+                if key in self._compiled:
+                    self._compiled.move_to_end(key)
+                if (id(self), key) in _ALL:
+                    _ALL.move_to_end((id(self), key))
         return compiled(*args)
 
     def lower(self, *args):
