@@ -15,6 +15,25 @@ _BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 _counters: list = []
 
 
+
+@pytest.fixture(autouse=True)
+def _short_pipeline_on(monkeypatch):
+    """These tests are about the short pipeline, which is opt-in: turn it on for them."""
+    monkeypatch.setattr(_options, "SMALL_BYTES", 1 << 18)
+
+
+def test_the_short_pipeline_is_off_unless_asked():
+    """A fresh process compiles small programs with the optimizing pipeline unless
+    JBIND_SMALL_PROGRAM_BYTES is set (eager and hybridized results then round alike)."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "JBIND_SMALL_PROGRAM_BYTES"}
+    code = "from jbind.compile import _options; print(_options.SMALL_BYTES)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
 def _on_compile(event, duration, **kwargs):
     if event == _BACKEND_COMPILE:
         for c in _counters:

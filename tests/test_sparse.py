@@ -297,3 +297,10 @@ def test_sparse_params_file_with_bad_components_is_refused(tmp_path):
     blob[at:at + 8] = np.array([2], "<i8").tobytes()
     with pytest.raises(MXNetError, match="csr.*bad indptr"):
         mx.nd.load_frombuffer(bytes(blob))
+
+
+def test_sparse_arrays_compare_elementwise():
+    """Comparisons on a sparse NDArray (NDArray's cast path) give a dense array of its dtype."""
+    a = mx.nd.array([[0, 1], [2, 0]]).tostype("row_sparse")
+    assert (a > 0.5).asnumpy().tolist() == [[0, 1], [1, 0]]
+    assert (a == mx.nd.array([[0, 1], [0, 0]])).dtype == np.float32

@@ -230,13 +230,13 @@ class BaseSparseNDArray(NDArray):
         return f"\n<{type(self).__name__} {shape} @{self.context}>"
 
     # --- arithmetic: the result stays sparse where zeros stay zero ---------------------------
-    def _op(self, other, fn, reverse=False):
+    def _op(self, other, fn, reverse=False, cast=False):
         from ..autograd._state import STATE
         scale = fn is jnp.multiply or (fn is jnp.divide and not reverse)  # zeros stay zero
         if not STATE.recording and isinstance(other, (numbers.Number, np.generic)) and scale:
             return type(self)(fn(self._values, jnp.asarray(other, self._values.dtype)), list(self._aux),
                               self._sshape)
-        res = super()._op(other, fn, reverse)
+        res = super()._op(other, fn, reverse, cast)
         if (not STATE.recording and res is not NotImplemented and fn in (jnp.add, jnp.subtract, jnp.multiply)
                 and isinstance(other, BaseSparseNDArray) and other.stype == self._STYPE):
             return _from_host(self._STYPE, np.asarray(res._data), _device_of(self._values))
