@@ -32,6 +32,8 @@ import os
 import jax
 import jax.numpy as jnp
 
+from .graph import reader_counts
+
 _state = {"on": os.environ.get("JBIND_BN_FOLD", "0") not in ("0", "")}
 
 
@@ -53,12 +55,7 @@ def plan(g, shapes) -> dict:
     """{BatchNorm node: its Convolution node} for the pairs that may fold (needs `shapes`)."""
     if not _state["on"] or shapes is None:
         return {}
-    readers = [0] * g.num_entries
-    for entries in g.in_entries:
-        for e in entries:
-            readers[e] += 1
-    for e in g.heads:
-        readers[e] += 1
+    readers = reader_counts(g)
     pairs = {}
     for ni, node in enumerate(g.nodes):
         op = node.op

@@ -25,6 +25,8 @@ import os
 import jax
 import jax.numpy as jnp
 
+from .graph import reader_counts
+
 _state = {"on": os.environ.get("JBIND_HEAD_FUSION", "1") != "0"}
 
 
@@ -43,12 +45,7 @@ def plan(g) -> dict:
     """{SoftmaxOutput node: its FullyConnected node} for the heads that may fuse."""
     if not _state["on"]:
         return {}
-    readers = [0] * g.num_entries
-    for entries in g.in_entries:
-        for e in entries:
-            readers[e] += 1
-    for e in g.heads:
-        readers[e] += 1
+    readers = reader_counts(g)
     pairs = {}
     for ni, node in enumerate(g.nodes):
         op = node.op

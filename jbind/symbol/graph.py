@@ -54,3 +54,14 @@ def graph_of(sym) -> Graph:
     if g is not None:
         return g
     return _MEMO.put(key, Graph(sym._heads))
+
+
+def reader_counts(g: Graph) -> list:
+    """Per entry of `g`: how many node inputs read it, graph outputs counted as readers."""
+    readers = [0] * g.num_entries
+    for entries in g.in_entries:
+        for e in entries:
+            readers[e] += 1
+    for e in g.heads:
+        readers[e] += 1
+    return readers
