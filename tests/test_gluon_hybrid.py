@@ -372,3 +372,11 @@ def test_groupnorm_gradients_agree_imperative_and_hybridized():
         out.backward()
         grads.append(xi.grad.asnumpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+
+
+def test_a_cached_op_node_of_get_symbol_cannot_run():
+    """The `_CachedOp` node autograd.get_symbol shows for a large hybridized block refuses to run with MXNetError."""
+    from jbind.gluon._inline import _CachedOp
+    op = _CachedOp(num_inputs=1, num_outputs=1, graph=0)
+    with pytest.raises(mx.MXNetError, match="_CachedOp"):
+        op.lower([], [], False, None)

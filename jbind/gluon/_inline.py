@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..base import MXNetError
 from ..ops._base import Op, frozen
 from ..symbol._node import Node, topo_order
 
@@ -33,7 +34,9 @@ class _CachedOp(Op):
         return tuple(f"output{i}" for i in range(self.num_outputs))
 
     def lower(self, ins, aux, is_train, key):
-        raise NotImplementedError("_CachedOp in a recorded graph only describes a hybridized block's call")
+        raise MXNetError("_CachedOp: a node of autograd.get_symbol that stands for a hybridized block's call; "
+                         "it describes the recorded graph and cannot be bound or run (hybridize with a larger "
+                         "inline_limit to see the block's own ops)")
 
 
 def inlines(symbol, flags) -> bool:
