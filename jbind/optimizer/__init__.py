@@ -5,7 +5,8 @@
     weight, state = opt.step(weight, grad, state, lr, wd, t)
     updater = mx.optimizer.get_updater(opt); updater(0, grad_nd, weight_nd)   # imperative
 """
-from ._base import Optimizer, Updater, create, get_updater, register
+from ._base import Optimizer, create, register
+from ._updater import Updater, get_updater
 from ._lbsgd import LBSGD
 from ._optimizers import (DCASGD, FTML, NAG, SGD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, RMSProp, Signum,
                           ccSGD)
