@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 
+from _common import peer_environment
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(ROOT, "examples", "gluon_word_lm.py")
@@ -105,13 +107,7 @@ def command(lib: str, args) -> list:
 
 
 def environment(lib: str) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    if lib == "jbind":
-        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")  # this checkout's jbind
-        env.setdefault("JAX_PLATFORMS", "cpu")
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
-        env.pop("JBIND_CACHE_DIR", None)  # a cold start, as the peers have
-    return env
+    return peer_environment(lib, ROOT, clear_peer_path=False)
 
 
 def parse(log: str, warmup: int) -> dict:

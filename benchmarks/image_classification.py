@@ -43,7 +43,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from _jsonout import write_json  # noqa: E402
+from _common import peer_environment, write_json  # noqa: E402
 from zoo_bench import cpu_name  # noqa: E402
 
 TAG = "1.9.1"
@@ -146,15 +146,7 @@ def find_scripts(args, notes: list) -> str | None:
 
 
 def environment(lib: str, alias_dir: str) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    if lib == "jbind":
-        env["PYTHONPATH"] = os.pathsep.join([alias_dir, ROOT, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env.setdefault("JAX_PLATFORMS", "cpu")
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
-        env.pop("JBIND_CACHE_DIR", None)
-    else:
-        env.pop("PYTHONPATH", None)
-    return env
+    return peer_environment(lib, ROOT, front=(alias_dir,))
 
 
 def mxnet_missing(args, alias_dir) -> str | None:

@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import time
-from _jsonout import write_json
+from _common import write_json
 
 FALLBACK_ZOO = {"resnet-18": "resnet18_v1", "resnet-50": "resnet50_v1", "mobilenet": "mobilenet1.0"}
 

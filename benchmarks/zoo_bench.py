@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import zoo_export  # noqa: E402
-from _jsonout import write_json  # noqa: E402
+from _common import peer_environment, write_json  # noqa: E402
 
 TOLERANCE = 1e-4
 LIBS = ("jbind", "mxnet")
@@ -77,15 +77,7 @@ def _pin(args) -> list:
 
 
 def environment(lib: str) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    if lib == "jbind":
-        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")   # this checkout's jbind
-        env.setdefault("JAX_PLATFORMS", "cpu")
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
-        env.pop("JBIND_CACHE_DIR", None)      # first calls are cold compiles, as MXNet's are cold binds
-    else:
-        env.pop("PYTHONPATH", None)
-    return env
+    return peer_environment(lib, ROOT)   # first calls are cold compiles, as MXNet's are cold binds
 
 
 def mxnet_missing(args) -> str | None:

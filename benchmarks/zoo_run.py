@@ -26,7 +26,7 @@ import argparse
 import os
 import sys
 import time
-from _jsonout import write_json
+from _common import write_json
 
 
 def _sync(mx, mod):
