@@ -24,7 +24,7 @@ from .._memo import Memo
 from ..compile._options import jit as small_jit
 from ..base import MXNetError
 from . import _pullback
-from ._tape import Node, Var, _as_list
+from ._tape import Node, Var, _as_list, inexact
 
 _NOT_RECORDED = ("cannot differentiate: the array is not in a computational graph. Compute it inside "
                  "`with autograd.record():` from arrays marked with attach_grad() / mark_variables()")
@@ -127,11 +127,18 @@ def _avals(values) -> tuple:
 
 
 def _inexact(x) -> bool:
-    return jnp.issubdtype(x.dtype, jnp.inexact)
+    return inexact(x.dtype)
+
+
+_DIFFERENTIABLE: dict = {}
 
 
 def _differentiable(x) -> bool:
-    return _inexact(x) or jnp.issubdtype(x.dtype, jnp.integer)
+    """Whether a variable of `x`'s dtype gets a gradient (inexact or integer), memoized."""
+    got = _DIFFERENTIABLE.get(x.dtype)
+    if got is None:
+        got = _DIFFERENTIABLE[x.dtype] = inexact(x.dtype) or bool(jnp.issubdtype(x.dtype, jnp.integer))
+    return got
 
 
 def _grad_fn(tape: _Tape, diff: tuple, given: tuple, add: tuple):
@@ -232,6 +239,14 @@ def _head_groups(heads, head_grads, what) -> list:
     return list(groups.values())
 
 
+def _as_dtype(g, dtype):
+    """`g` as a (strongly typed) array of `dtype`; `g` itself where it is one already, with
+    no eager dispatch."""
+    if g.dtype == dtype and not getattr(g, "weak_type", False):
+        return g
+    return g.astype(dtype)
+
+
 def _free(tape: _Tape) -> None:
     """Free the graph, as MXNet does after a backward without retain_graph: the nodes
     drop their inputs (the arrays they captured) and refuse another backward."""
@@ -268,7 +283,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> Non
                            [tape.vars[j].grad._data for j, a in zip(diff, add) if a], replay=False)
         for j, g in zip(diff, grads):
             var = tape.vars[j]
-            var.grad._data = g.astype(var.grad._data.dtype)
+            var.grad._data = _as_dtype(g, var.grad._data.dtype)
             var.fresh = True
     if not retain_graph:
         for tape, _, _ in work:

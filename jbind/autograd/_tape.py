@@ -95,7 +95,8 @@ def recorded_inputs(given, datas) -> tuple:
                  if getattr(g, "_ag", None) is not None and inexact(d.dtype))
 
 
-def _op_fn(op, nargs: int, is_train: bool):
+def op_fn(op, nargs: int, is_train: bool):
+    """The pure function of `op`'s inputs (and its random key, last, for a sampling op) the tape keeps."""
     rand = op.random
 
     def fn(ins):
@@ -105,16 +106,17 @@ def _op_fn(op, nargs: int, is_train: bool):
     return fn
 
 
-def record_op(op, given, datas, nargs: int, is_train: bool, key, results, saved=None, diff=None) -> None:
+def record_op(op, given, datas, nargs: int, is_train: bool, key, results, saved=None, diff=None, fn=None) -> None:
     """Record `op` run on `given` (NDArrays or other arrays; `datas` their jax values)
     producing the NDArrays `results`, and point each result at the new node. `saved`:
-    the call's pullback and residuals (`_dispatch.call_vjp`) for the inputs `diff`."""
+    the call's pullback and residuals (`_dispatch.call_vjp`) for the inputs `diff`; `fn`:
+    `op_fn(op, nargs, is_train)` where the caller keeps one."""
     inputs = [ref_of(g, d) for g, d in zip(given, datas)]
     vals = list(datas)
     if op.random:
         inputs.append(("c", key))
         vals.append(key)
-    node = Node(_op_fn(op, nargs, is_train), ("op", op, nargs, bool(is_train)), inputs, len(results), op=op,
+    node = Node(fn or op_fn(op, nargs, is_train), ("op", op, nargs, bool(is_train)), inputs, len(results), op=op,
                 vals=vals, outs=[r._data for r in results], saved=saved, diff=diff)
     for k, r in enumerate(results):
         r._ag = (node, k)

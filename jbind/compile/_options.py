@@ -148,9 +148,15 @@ class jit:  # noqa: N801 - used as jax.jit is
 
     def __call__(self, *args):
         leaves, tree = jax.tree.flatten(args)
-        if any(isinstance(x, jax.core.Tracer) for x in leaves):  # called inside a trace: inline
-            return self._jitted(*args)
-        key = (tree, tuple(_leaf_key(x) for x in leaves))
+        parts = []
+        for x in leaves:
+            if type(x) is _ArrayImpl:  # the common case, without the generic checks
+                parts.append((x.shape, x.dtype, x.weak_type, x.sharding))
+            elif isinstance(x, jax.core.Tracer):  # called inside a trace: inline
+                return self._jitted(*args)
+            else:
+                parts.append(_leaf_key(x))
+        key = _Key((tree, tuple(parts)))  # hashed once, not at each of the look-ups below
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = compile_lowered(self._jitted.lower(*args))
@@ -167,14 +173,36 @@ class jit:  # noqa: N801 - used as jax.jit is
                         owner._compiled.pop(old, None)
         else:
             with _all_lock:
-                if key in self._compiled:
+                try:
                     self._compiled.move_to_end(key)
-                if (id(self), key) in _ALL:
                     _ALL.move_to_end((id(self), key))
+                except KeyError:  # dropped meanwhile by another thread: it still runs this call
+                    pass
         return compiled(*args)
 
     def lower(self, *args):
         return self._jitted.lower(*args)
+
+
+class _Key:
+    """A cache key whose hash is computed once (a tuple's is recomputed at every look-up)."""
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts):
+        self.parts, self._hash = parts, hash(parts)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return type(other) is _Key and self._hash == other._hash and self.parts == other.parts
+
+
+try:
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # another JAX: every leaf takes the generic path
+    class _ArrayImpl:  # noqa: N801
+        pass
 
 
 def _leaf_key(x):

@@ -96,22 +96,33 @@ def call(op, datas: list, nargs: int, is_train: bool, device, ctx=None):
     return call_vjp(op, datas, nargs, is_train, device, ctx)[:3]
 
 
-def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff: tuple = ()):
+def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff: tuple = (), sig=None,
+             precision=None):
     """`call`, also returning what autograd's backward needs to differentiate the call
     with respect to the inputs `diff` (indices into `datas`) without running it again:
     (the entry, whose `pull` applies the pullback, and the call's residual leaves), or
-    None where the op ran op by op (then backward differentiates its lowering anew)."""
-    precision = jax.config.jax_default_matmul_precision
+    None where the op ran op by op (then backward differentiates its lowering anew).
+
+    `sig`: the inputs' (shape, dtype, sharding, weak type) where the caller has them;
+    `precision`: the matmul precision to trace with (None: the one set now; the caller
+    set it). A call that compiles or runs op by op does so under that precision."""
+    if precision is None:
+        precision = jax.config.jax_default_matmul_precision
     key = None
     if getattr(op, "imperative_jit", True):
         # weak_type too: a retrace would replace the entry's residual layout
-        key = (type(op), op.hash_key(), bool(is_train), precision, diff,  # hash_key: the parameters
-               tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False)) for d in datas),
+        if sig is None:
+            sig = tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False))
+                        for d in datas)
+        key = (type(op), op.hash_key(), bool(is_train), precision, diff, sig,  # hash_key: the parameters
                None if datas else device)
-        with _lock:
-            entry = _cache.get(key)
-            if entry is not None:
-                _cache.move_to_end(key)
+        entry = _cache.get(key)
+        if entry is not None:
+            with _lock:
+                try:
+                    _cache.move_to_end(key)
+                except KeyError:  # dropped meanwhile by another thread: it still runs this call
+                    pass
         if entry is None:
             entry = _put(key, _Entry(op, nargs, bool(is_train), diff))
             _stats["misses"] += 1
@@ -119,10 +130,14 @@ def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff
             _stats["hits"] += 1
         if entry is not _EAGER:
             try:
-                return _run(entry, op, datas, len(datas) - nargs, device, ctx)
+                if entry.compiled is not None:
+                    return _run(entry, op, datas, len(datas) - nargs, device, ctx)
+                with jax.default_matmul_precision(precision):
+                    return _run(entry, op, datas, len(datas) - nargs, device, ctx)
             except _CONCRETE:  # the lowering needs values: op by op from now on, for this key
                 _put(key, _EAGER)
-    return (*_eager(op, datas, nargs, is_train, device, ctx), None)
+    with jax.default_matmul_precision(precision):
+        return (*_eager(op, datas, nargs, is_train, device, ctx), None)
 
 
 def _run(entry, op, datas, naux, device, ctx):

@@ -11,64 +11,69 @@ from ..autograd._state import STATE as _AG
 from ..base import MXNetError
 from ..context import context_of_device, current_context, is_alias, parse
 from ..ops.custom import host_error
-from ..ops._base import ALIASES, REGISTRY, get_op, inputs_by_name, split_positional
+from ..ops._base import ALIASES, REGISTRY, get_op
 from ..symbol.lower import matmul_precision
-from . import _dispatch
+from . import _dispatch, _plan
 from .ndarray import NDArray, _dev
 
 
 def invoke(op_name: str, args, kwargs):
-    cls = get_op(op_name)
     kwargs = dict(kwargs)
     kwargs.pop("name", None)
     out = kwargs.pop("out", None)
-    arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-    params = {k: v for k, v in kwargs.items() if k not in arrays}
-    args = split_positional(cls, args, _is_array, params)
-    if cls.variadic:
-        params.setdefault(cls.variadic, len(args) + len(arrays))
-    op = cls.from_attrs(params)
-    nargs = len(op.arguments())
-    slots = list(op.arguments()) + list(op.aux_names)
-    if cls.variadic:  # inputs in the order given, keyword ones after the positional ones
-        inputs = dict(zip(slots, list(args) + list(arrays.values())))
-    else:
-        inputs = inputs_by_name(cls.name, slots, args, arrays)  # aux states after the arguments
-    if len(inputs) != len(slots):
-        given = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        raise MXNetError(f"{cls.name}({given}): expected {len(slots)} input arrays {tuple(slots)}, got "
-                         f"{len(inputs)}; none given for {[a for a in slots if a not in inputs]}")
-    datas = [_array(inputs[a]) for a in slots]
-    _check(op_name, op, params, slots, nargs, datas)
+    key = _plan.call_key(op_name, args, kwargs, _is_array, _is_ndarray)
+    if key is not None:
+        plan = _plan.plan_for(key, op_name, args, kwargs, _is_array, _is_ndarray)
+        given = plan.inputs(args, kwargs)
+        return _run(plan.op_name, plan.cls, plan.op, plan.params, plan.slots, plan.nargs, given, out, plan)
+    cls, op, params, slots, nargs, inputs = _plan.resolve(op_name, args, kwargs, _is_array, _is_ndarray)
+    return _run(op_name, cls, op, params, slots, nargs, [inputs[a] for a in slots], out, None)
+
+
+def _run(op_name, cls, op, params, slots, nargs, given, out, plan):
+    """Run `op` on the arrays `given` (in slot order), record it if recording, write `out`."""
+    datas = [a._data if isinstance(a, NDArray) else jnp.asarray(a) for a in given]
+    sig = tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False)) for d in datas)
+    checked = plan.checked if plan is not None else None
+    if checked is None or sig not in checked:
+        _check(op_name, op, params, slots, nargs, datas)
+        if checked is not None:
+            if len(checked) > 256:
+                checked.clear()
+            checked[sig] = True
     recording, is_train = _AG.recording, _AG.training
     if recording and out is not None:
         _tape.check_not_in_graph(out)
+    # a sampling op draws from the generator of the context it runs on, as MXNet's
+    ctx = (_context_of(datas[0]) if datas else parse(params.get("ctx"))) if op.random or not datas else None
+    # recording: the compiled call also keeps its pullback's residuals for backward
+    diff = _tape.recorded_inputs(given, datas) if recording else ()
     try:
-        with jax.default_matmul_precision(matmul_precision()):
-            # a sampling op draws from the generator of the context it runs on, as MXNet's
-            ctx = _context_of(datas[0]) if datas else parse(params.get("ctx"))
-            # recording: the compiled call also keeps its pullback's residuals for backward
-            diff = _tape.recorded_inputs([inputs[a] for a in slots], datas) if recording else ()
-            outs, new_aux, key, saved = _dispatch.call_vjp(op, datas, nargs, is_train, None if datas else _dev(ctx),
-                                                           ctx, diff)
+        outs, new_aux, key, saved = _dispatch.call_vjp(op, datas, nargs, is_train, None if datas else _dev(ctx),
+                                                       ctx, diff, sig=sig, precision=matmul_precision())
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
-    try:
-        op.check_eager(outs)
-    except ValueError as e:
-        raise MXNetError(f"{cls.name}: {e}") from None
-    for a, new in zip(slots[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
-        held = inputs[a]
+    if plan is None or plan.check_eager:
+        try:
+            op.check_eager(outs)
+        except ValueError as e:
+            raise MXNetError(f"{cls.name}: {e}") from None
+    for held, new in zip(given[nargs:], new_aux):  # aux states an op writes change in place, as in MXNet
         if isinstance(held, NDArray) and new is not None:
             held._data = new
     res = [NDArray(o) for o in outs]
-    label = getattr(next(iter(inputs.values()), None), "_ctx", None) if datas else \
+    label = getattr(given[0], "_ctx", None) if datas else \
         (lambda c: c if is_alias(c) else None)(ctx if ctx is not None else current_context())
     if label is not None:  # outputs on an input's `cpu(i)` label (one sharing another's device)
         for r in res:
             r._ctx = label
     if recording:  # the op joins the tape (autograd); its aux updates above are not replayed
-        _tape.record_op(op, [inputs[a] for a in slots], datas, nargs, is_train, key, res, saved, diff)
+        fn = None
+        if plan is not None:
+            fn = plan.fns.get(bool(is_train))
+            if fn is None:
+                fn = plan.fns[bool(is_train)] = _tape.op_fn(op, nargs, is_train)
+        _tape.record_op(op, given, datas, nargs, is_train, key, res, saved, diff, fn=fn)
     if out is not None:
         out[:] = res[0]
         return out
@@ -84,6 +89,10 @@ def _context_of(data):
 
 def _is_array(a) -> bool:
     return isinstance(a, (NDArray, np.ndarray, jax.Array))
+
+
+def _is_ndarray(a) -> bool:
+    return isinstance(a, NDArray)
 
 
 def _array(a):
