@@ -141,9 +141,18 @@ def current_context() -> Context:
     return ctx if ctx is not None else Context("cpu", 0)
 
 
+_OF_DEVICE: dict = {}   # device -> (device type, device id): jax.local_devices() is not free
+
+
 def context_of_device(device) -> Context:
-    kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
-    return Context(kind, _local_index(device))
+    """A new Context naming `device` (new each call: a Context is also a `with` scope)."""
+    got = _OF_DEVICE.get(device)
+    if got is None:
+        kind = "gpu" if device.platform in ("gpu", "cuda", "rocm") else "cpu"
+        got = _OF_DEVICE[device] = (kind, _local_index(device))
+    ctx = Context(*got)
+    ctx._device = device
+    return ctx
 
 
 def _local_index(device) -> int:

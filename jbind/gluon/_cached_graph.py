@@ -36,6 +36,7 @@ from .. import random as _random
 from .. import symbol as sym_mod
 from .._memo import Memo
 from ..autograd._saved import Pullback
+from ..autograd._tape import recorded_inputs
 from ..compile import store
 from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
@@ -101,12 +102,6 @@ def autograd_module():
     return _AUTOGRAD[0]
 
 
-def _autograd_flag(name: str) -> bool:
-    """`mx.autograd.<name>()`, or False where jbind has no autograd."""
-    fn = getattr(autograd_module(), name, None)
-    return bool(fn()) if fn is not None else False
-
-
 class CachedGraph:
     """Runs a block's traced graph on NDArrays through a cached Executor per input signature."""
 
@@ -131,6 +126,8 @@ class CachedGraph:
         self._args = [source(n) for n in out.list_arguments()]
         self._aux = [source(n) for n in out.list_auxiliary_states()]
         self._symbol = canonical(out, set(data_idx))
+        # whether a training call draws random numbers (Dropout): else it uses no generator
+        self._draws = any(n.op is not None and n.op.random for n in topo_order(self._symbol._heads))
         self._exes: OrderedDict = OrderedDict()
         self.op_hook = None   # (callback, monitor_all) of `register_op_hook`, set before the first call
         self._train_fns: OrderedDict = OrderedDict()
@@ -155,9 +152,10 @@ class CachedGraph:
         for i, a in enumerate(arg_arrays):
             if not isinstance(a, NDArray):
                 raise TypeError(f"HybridBlock input {i} must be an NDArray, got {type(a).__name__}")
-        key = (ctx, tuple((a.shape, a._data.dtype) for a in arg_arrays + aux_arrays))
-        if _autograd_flag("is_training"):
-            outs = self._train_call(key, ctx, arg_arrays, aux_arrays)
+        key = (ctx, tuple((d.shape, d.dtype) for d in (a._data for a in arg_arrays + aux_arrays)))
+        ag = autograd_module()
+        if ag is not None and ag.is_training():
+            outs = self._train_call(ag, key, ctx, arg_arrays, aux_arrays)
             _inline.describe(outs, self)
         else:
             outs = [NDArray(o._data) for o in self._executor(key, ctx, arg_arrays, aux_arrays).forward()]
@@ -196,20 +194,19 @@ class CachedGraph:
         dtypes = tuple((n, np.dtype(a._data.dtype).name) for n, a in zip(names, arrays))
         forward = make_forward(g, entry_values(self._symbol, SHAPE, dict(shapes[:len(g.arg_names)])))
         ck = CacheKey(self._symbol.fingerprint, shapes, dtypes, (), "gluon_train", (str(ctx.jax_device),))
-        got = self._train_fns[key] = _Train(forward, ck, ctx, arg_arrays, aux_arrays)
+        got = self._train_fns[key] = _Train(forward, ck, ctx, arg_arrays, aux_arrays, self._draws)
         while len(self._train_fns) > _MAX_EXECUTORS:
             self._train_fns.popitem(last=False)
         return got
 
-    def _train_call(self, key, ctx, arg_arrays, aux_arrays) -> list:
+    def _train_call(self, ag, key, ctx, arg_arrays, aux_arrays) -> list:
         train = self._train_fn(key, ctx, arg_arrays, aux_arrays)
-        base, counter = _random.next_draw()
-        kdata = jax.device_put(_fold_in(base, counter), ctx.jax_device)
+        kdata = train.key_data()
         args, aux = tuple(a._data for a in arg_arrays), tuple(a._data for a in aux_arrays)
-        recording = _autograd_flag("is_recording")
+        recording = ag.is_recording()
         inputs = list(arg_arrays) + list(aux_arrays) + [kdata]
         datas = list(args) + list(aux) + [kdata]
-        diff = _recorded_inputs(inputs, datas) if recording else ()
+        diff = recorded_inputs(inputs, datas) if recording else ()
         if diff:  # the forward also keeps its pullback's residuals: backward does not run it again
             vjp = train.vjp(diff)
             outs, new_aux, own = vjp.fn(args, aux, kdata)
@@ -217,8 +214,7 @@ class CachedGraph:
             outs, new_aux = train.compiled()(args, aux, kdata)
         results = [NDArray(o) for o in outs]
         if recording:
-            ag = autograd_module()  # record_call lives in autograd's tape module
-            record_call = getattr(ag, "record_call", None) or ag._tape.record_call
+            record_call = getattr(ag, "record_call", None) or ag._tape.record_call  # in autograd's tape module
             if diff:
                 record_call(train.pure, train.sig, inputs, results, "HybridBlock",
                             saved=(vjp, vjp.residuals(datas, outs, own)), diff=diff)
@@ -230,17 +226,30 @@ class CachedGraph:
         return results
 
 
-@jax.jit
 def _fold_in(base, counter):
-    """The key data of draw `counter` of the generator keyed `base`: one compiled call, not
-    the handful of eager dispatches `fold_in` on key objects costs per training call."""
     return jax.random.key_data(jax.random.fold_in(jax.random.wrap_key_data(base), counter))
 
 
-def _recorded_inputs(inputs, datas) -> tuple:
-    """Positions of the inputs in autograd's graph (gradients can flow to them)."""
-    from ..autograd._tape import recorded_inputs
-    return recorded_inputs(inputs, datas)
+_FOLDS: dict = {}   # device -> `_fold_in` jitted to put its result there
+_ZERO_KEYS: dict = {}   # device -> uint32[2] zeros there: the key of a graph that draws nothing
+
+
+def key_data(draws: bool, device):
+    """The random key data (uint32[2], on `device`) of one training call: the current
+    context's generator's next draw (one compiled call, not the handful of eager dispatches
+    `fold_in` on key objects costs, placed on `device` by that call), or, for a graph
+    without random ops (`draws` False), a constant: such a call draws nothing, as its ops
+    run one by one would not."""
+    if not draws:
+        got = _ZERO_KEYS.get(device)
+        if got is None:
+            got = _ZERO_KEYS[device] = jax.device_put(np.zeros(2, np.uint32), device)
+        return got
+    fold = _FOLDS.get(device)
+    if fold is None:
+        fold = _FOLDS[device] = jax.jit(_fold_in, out_shardings=SingleDeviceSharding(device))
+    base, counter = _random.next_draw()
+    return fold(base, counter)
 
 
 _VJPS = Memo(256)   # (CacheKey, differentiated inputs) -> _TrainVjp, shared by blocks of one architecture
@@ -251,7 +260,7 @@ class _Train:
     differentiates where nothing was kept), its structural `sig`, the compiled forward
     (through jbind's compile cache) and, for recorded calls, `vjp(diff)`."""
 
-    def __init__(self, forward, ck, ctx, arg_arrays, aux_arrays):
+    def __init__(self, forward, ck, ctx, arg_arrays, aux_arrays, draws: bool = True):
         self.forward, self.ck, self.sig = forward, ck, ("gluon", ck)
         self.n_args = n_args = len(arg_arrays)
         n_aux = len(aux_arrays)
@@ -259,6 +268,8 @@ class _Train:
                              for a in group) for group in (arg_arrays, aux_arrays)]
         self._device = ctx.jax_device
         self._compiled = None
+        self._vjps: dict = {}   # diff -> _TrainVjp
+        self._draws = draws
 
         def pure(vals):
             outs, _ = forward(tuple(vals[:n_args]), tuple(vals[n_args:n_args + n_aux]),
@@ -281,15 +292,25 @@ class _Train:
             self._compiled = CACHE.get(self.ck, lambda: self._build("jbind_gluon_train", jbind_gluon_train))
         return self._compiled
 
+    def key_data(self):
+        """The random key data of one call of this signature (see `key_data`)."""
+        return key_data(self._draws, self._device)
+
     def vjp(self, diff: tuple) -> "_TrainVjp":
         """The training forward that also returns the residuals of its `jax.vjp` with
         respect to the inputs `diff` (a `_TrainVjp`, shared by blocks of one architecture)."""
+        got = self._vjps.get(diff)
+        if got is not None:
+            return got
         got = _VJPS.get((self.ck, diff))
         if got is None:
             names = [n for n, _ in self.ck.shapes]
             ck = dataclasses.replace(self.ck, grad_req=tuple((names[j], "write") for j in diff),
                                      mode="gluon_train_vjp")
             got = _VJPS.put((self.ck, diff), _TrainVjp(self, ck, diff))
+        if len(self._vjps) > 16:
+            self._vjps.clear()
+        self._vjps[diff] = got
         return got
 
 

@@ -10,6 +10,7 @@ import os
 import tempfile
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import kvstore as _kv
@@ -234,35 +235,43 @@ class Trainer:
     def _update_local(self, params) -> None:
         indices = [self._param2idx[p.name] for p in params]
         upd, optim = self._updater, self._optimizer
+        held = upd.states
         for i, p in zip(indices, params):
-            if i not in upd.states:
-                upd.states[i] = optim.create_state_multi_precision(i, p.list_data()[0])
+            if i not in held:
+                held[i] = optim.create_state_multi_precision(i, p.list_data()[0])
                 upd.states_synced[i] = True
-        states = [upd.states[i] for i in indices]
+        states = [held[i] for i in indices]
         lrs, wds, ts = optim.prepare(indices)
-        weights = [p.list_data()[0]._data for p in params]
+        datas = [p.list_data() for p in params]
+        weights = [d[0]._data for d in datas]
         grads = [p.list_grad()[0]._data for p in params]   # a row_sparse gradient: every row (no lazy update)
-        new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states],
-                                        np.asarray(lrs, np.float32), np.asarray(wds, np.float32),
-                                        np.asarray(ts, np.int32))  # host arrays: no eager device ops
-        for p, w, s, ns in zip(params, new_w, states, new_s):
+        # rates and counts in one host array (rates' float32 bits): one transfer, no eager device ops
+        packed = np.empty((3, len(params)), np.int32)
+        packed[0] = np.asarray(lrs, np.float32).view(np.int32)
+        packed[1] = np.asarray(wds, np.float32).view(np.int32)
+        packed[2] = ts
+        new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states], packed)
+        for d, w, s, ns in zip(datas, new_w, states, new_s):
             optim._store_state(s, ns)
-            first, *rest = p.list_data()
+            first = d[0]
             first._data = w
-            for d in rest:
-                d._data = first.as_in_context(d.context)._data.copy()
+            for other in d[1:]:
+                other._data = first.as_in_context(other.context)._data.copy()
 
     def _compiled(self):
+        """The update of every parameter, one jitted function per optimizer setting (the few
+        most recent kept: a last batch of another size changes `rescale_grad`)."""
         optim = self._optimizer
         key = (id(optim), optim.fingerprint())
         fn = self._jit.get(key)
         if fn is None:
-            self._jit.clear()
-
-            def run(weights, grads, states, lrs, wds, ts):
-                out = [optim.step(w, g, s, lrs[k], wds[k], ts[k])
+            def run(weights, grads, states, packed):
+                rates = jax.lax.bitcast_convert_type(packed[:2], jnp.float32)
+                out = [optim.step(w, g, s, rates[0, k], rates[1, k], packed[2, k])
                        for k, (w, g, s) in enumerate(zip(weights, grads, states))]
                 return [o[0] for o in out], [o[1] for o in out]
+            if len(self._jit) >= 4:
+                self._jit.pop(next(iter(self._jit)))
             fn = self._jit[key] = jax.jit(run)
         return fn
 

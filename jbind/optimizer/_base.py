@@ -343,9 +343,18 @@ class Optimizer:
         return [jax.tree.map(NDArray, s) for s in states]
 
     def _functional_state(self, state):
+        if state is None:   # the common layouts without a tree walk (a step pays it per parameter)
+            return None
+        if type(state) is NDArray:
+            return state._data
         return jax.tree.map(lambda h: h._data, state)
 
     def _store_state(self, state, new_state) -> None:
+        if state is None and new_state is None:
+            return
+        if type(state) is NDArray and isinstance(new_state, jax.Array):
+            state._data = new_state
+            return
         for h, v in zip(jax.tree.leaves(state), jax.tree.leaves(new_state)):
             h._data = v
 
