@@ -31,6 +31,7 @@ from collections import OrderedDict
 
 import jax
 import numpy as np
+from jax.sharding import SingleDeviceSharding
 
 SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES") or 0)
 # XLA debug options accepted per compile (jaxlib 0.10): the legacy elemental emitters, LLVM -O0.
@@ -151,7 +152,7 @@ class jit:  # noqa: N801 - used as jax.jit is
         parts = []
         for x in leaves:
             if type(x) is _ArrayImpl:  # the common case, without the generic checks
-                parts.append((x.shape, x.dtype, x.weak_type, x.sharding))
+                parts.append((x.shape, x.dtype, x.weak_type, sharding_key(x.sharding)))
             elif isinstance(x, jax.core.Tracer):  # called inside a trace: inline
                 return self._jitted(*args)
             else:
@@ -196,6 +197,15 @@ class _Key:
 
     def __eq__(self, other):
         return type(other) is _Key and self._hash == other._hash and self.parts == other.parts
+
+
+def sharding_key(s):
+    """`s` as a part of a cache key: a single device's sharding as (device, memory kind),
+    what its equality compares (its own hash and equality are Python, run at every
+    look-up); any other sharding as it is."""
+    if type(s) is SingleDeviceSharding:
+        return (s._device, s._memory_kind)
+    return s
 
 
 try:

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import random as _random
 from ..autograd._saved import Pullback
-from ..compile._options import compile_lowered, jit as small_jit
+from ..compile._options import compile_lowered, jit as small_jit, sharding_key
 
 LIMIT = 512
 _EAGER = "eager"  # cache value: run this key op by op
@@ -112,7 +112,7 @@ def call_vjp(op, datas: list, nargs: int, is_train: bool, device, ctx=None, diff
     if getattr(op, "imperative_jit", True):
         # weak_type too: a retrace would replace the entry's residual layout
         if sig is None:
-            sig = tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False))
+            sig = tuple((d.shape, d.dtype, sharding_key(getattr(d, "sharding", None)), getattr(d, "weak_type", False))
                         for d in datas)
         key = (type(op), op.hash_key(), bool(is_train), precision, diff, sig,  # hash_key: the parameters
                None if datas else device)

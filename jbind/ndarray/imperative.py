@@ -8,6 +8,7 @@ import numpy as np
 from .._memo import Memo
 from ..autograd import _tape
 from ..autograd._state import STATE as _AG
+from ..compile._options import sharding_key
 from ..base import MXNetError
 from ..context import context_of_device, current_context, is_alias, parse
 from ..ops.custom import host_error
@@ -33,7 +34,8 @@ def invoke(op_name: str, args, kwargs):
 def _run(op_name, cls, op, params, slots, nargs, given, out, plan):
     """Run `op` on the arrays `given` (in slot order), record it if recording, write `out`."""
     datas = [a._data if isinstance(a, NDArray) else jnp.asarray(a) for a in given]
-    sig = tuple((d.shape, d.dtype, getattr(d, "sharding", None), getattr(d, "weak_type", False)) for d in datas)
+    sig = tuple((d.shape, d.dtype, sharding_key(getattr(d, "sharding", None)), getattr(d, "weak_type", False))
+                for d in datas)
     checked = plan.checked if plan is not None else None
     if checked is None or sig not in checked:
         _check(op_name, op, params, slots, nargs, datas)
