@@ -111,3 +111,8 @@ def test_an_executor_tiers_up_and_keeps_its_answers(tiering):
 def test_stats_report_tier_ups():
     s = mx.compile.stats()
     assert {"tier_ups", "tier_up_seconds", "tier_up_failures"} <= set(s)
+
+
+def test_a_fused_training_step_compiles_optimized_at_once(tiering):
+    low, _ = _lowered()
+    assert isinstance(_options.compile_lowered(low, runs_often=True, tier=False), jax.stages.Compiled)

@@ -122,12 +122,13 @@ def _platform(lowered) -> str | None:
         return None
 
 
-def compile_lowered(lowered, runs_often: bool = False):
+def compile_lowered(lowered, runs_often: bool = False, tier: bool = True):
     """`lowered.compile()` with the options `options_for` picks; on the CPU, where those are
     the optimizing pipeline's, a quick compile first that tiers up after a few calls
-    (`_tiered`)."""
+    (`_tiered`). `tier=False`: a program known to run many times (a training loop's fused
+    step), compiled optimized at once."""
     opts = options_for(lowered, runs_often)
-    if opts != SMALL_OPTIONS and _tiers(lowered):
+    if tier and opts != SMALL_OPTIONS and _tiers(lowered):
         quick = lowered.compile(compiler_options=dict(SMALL_OPTIONS))
         return _tiered.Tiered(lowered, quick, _compile_with(opts), _tiered.TIER_UP_CALLS)
     return _compile_with(opts)(lowered)
