@@ -33,6 +33,8 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
+from . import _tiered
+
 SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES") or 0)
 # XLA debug options accepted per compile (jaxlib 0.10): the legacy elemental emitters, LLVM -O0.
 SMALL_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
@@ -121,10 +123,29 @@ def _platform(lowered) -> str | None:
         return None
 
 
-def compile_lowered(lowered, runs_often: bool = False):
-    """`lowered.compile()` with the options `options_for` picks."""
+def compile_lowered(lowered, runs_often: bool = False, tier: bool = True):
+    """`lowered.compile()` with the options `options_for` picks; on the CPU, where those are
+    the optimizing pipeline's, a quick compile first that tiers up after a few calls
+    (`_tiered`). `tier=False`: a program known to run many times (a training loop's fused
+    step), compiled optimized at once."""
     opts = options_for(lowered, runs_often)
-    return lowered.compile(compiler_options=opts) if opts else lowered.compile()
+    if tier and opts != SMALL_OPTIONS and _tiers(lowered):
+        quick = lowered.compile(compiler_options=dict(SMALL_OPTIONS))
+        return _tiered.Tiered(lowered, quick, _compile_with(opts), _tiered.TIER_UP_CALLS)
+    return _compile_with(opts)(lowered)
+
+
+def _compile_with(opts: dict):
+    return lambda lowered: lowered.compile(compiler_options=opts) if opts else lowered.compile()
+
+
+def _tiers(lowered) -> bool:
+    """Whether `lowered` compiles quick first: tiering on, the CPU backend, and no
+    persistent cache folder (whose entries should be the optimized executables)."""
+    if _tiered.TIER_UP_CALLS <= 0 or _platform(lowered) != "cpu":
+        return False
+    from . import persistent
+    return persistent.persistent_cache_dir() is None
 
 
 # Every `jit` wrapper's executables together: at most TOTAL_LIMIT, least recently used

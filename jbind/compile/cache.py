@@ -210,8 +210,11 @@ CACHE = CompileCache()
 
 
 def stats() -> dict:
-    """Hits, misses, entries, evictions and seconds spent compiling, process-wide."""
-    return CACHE.stats()
+    """Hits, misses, entries, evictions and seconds spent compiling, process-wide; and the
+    programs recompiled with the optimizing pipeline after their first calls (`tier_ups`,
+    `tier_up_seconds`; see `_tiered`)."""
+    from . import _tiered
+    return {**CACHE.stats(), **_tiered.stats}
 
 
 def misses() -> list:

@@ -84,7 +84,7 @@ def _build(exe, opt, param_pos, states):
     kspec = jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding)
     cspec = jax.ShapeDtypeStruct((), np.uint32, sharding=sharding)
     jitted = jax.jit(store.named(jbind_step, "jbind_step"), donate_argnums=(0, 5))
-    return compile_lowered(jitted.lower(params, other, aux, kspec, cspec, st, rates, counts), runs_often=True)
+    return compile_lowered(jitted.lower(params, other, aux, kspec, cspec, st, rates, counts), runs_often=True, tier=False)
 
 
 # Buffers this module produced and nobody else holds: only these are donated. Anything

@@ -263,7 +263,7 @@ def _build_step(runner, g, opt, param_pos, states):
     fn = runner._shard_map(body, (s, s, s, r, s, s, r, r, r), s)
     jitted = jax.jit(store.named(fn, "jbind_spmd_step"), donate_argnums=(0, 5))
     lowered = jitted.lower(params, other, aux, key, counters, st, scalars, scalars, counts)
-    return compile_lowered(lowered, runs_often=True)
+    return compile_lowered(lowered, runs_often=True, tier=False)
 
 
 def _state_stack(runner, h):
