@@ -12,9 +12,13 @@ switch happens at a fixed call, never in the background, so a seeded run compute
 same numbers every time. Both pipelines compute the same IEEE operations (no fast math);
 reductions may round differently in the last bits.
 
-`JBIND_TIER_UP_CALLS=N` (default 3) sets the call; 0 turns tiering off (every program
-compiles optimized at once). With a persistent cache folder jbind compiles optimized at
-once too, so that what it stores is what later processes should run. Only the CPU
+Opt-in: `JBIND_TIER_UP_CALLS=N` turns it on, switching at the N-th call (0, the default:
+every program compiles optimized at once). Off by default because the tiers' results can
+differ in the last bits (measured: one element of an executor's forward, 14 of 52
+gradient elements, by 1-2 ulp): a program compared with its own earlier call, or re-run
+after re-seeding, would differ across the switch, where MXNet repeats results exactly.
+With a persistent cache folder jbind compiles optimized at once too, so that what it
+stores is what later processes should run. Only the CPU
 backend tiers; other backends compile once with XLA's defaults.
 """
 from __future__ import annotations
@@ -30,9 +34,9 @@ _log = logging.getLogger("jbind.compile")
 def _env_calls() -> int:
     raw = os.environ.get("JBIND_TIER_UP_CALLS", "").strip()
     try:
-        return max(0, int(raw)) if raw else 3
+        return max(0, int(raw)) if raw else 0
     except ValueError:
-        return 3
+        return 0
 
 
 TIER_UP_CALLS = _env_calls()
