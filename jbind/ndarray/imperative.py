@@ -104,7 +104,7 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     from ..symbol.infer import DTYPE, SHAPE, infer
     from ..symbol.ops import make
     from ..symbol.symbol import Variable
-    sym = make(op_name, [Variable(a) for a in slots[:nargs]], {k: v for k, v in params.items() if v is not None},
+    sym = make(op_name, [Variable(a) for a in slots[:nargs]], params,
                name=op.name.lower())
     aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
     names = slots[:nargs] + aux
