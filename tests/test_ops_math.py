@@ -461,3 +461,18 @@ def test_scalar_ops_promote_integer_arrays_for_a_float_scalar_as_mxnet():
     np.testing.assert_array_equal((x + 0.5).asnumpy(), [1, 2])  # is_int=True: the scalar becomes 0
     assert mx.nd._plus_scalar(mx.nd.array([1, 2], dtype="float16"), scalar=0.5, is_int=False).dtype == np.float16
     assert S._plus_scalar(V("x"), scalar=0.5, is_int=False).infer_type(x="int32")[1] == [np.float64]
+
+
+def test_relu_carries_nan_forward_and_backward():
+    """MXNet's relu and Activation(relu) give NaN for a NaN input, and so does their gradient
+    there (its slope is NaN at NaN, 1 above 0, 0 elsewhere; times the head gradient)."""
+    x = mx.nd.array([-1.0, 0.0, 2.0, np.nan, np.inf])
+    head = mx.nd.array([1.0, np.inf, 3.0, 1.0, 1.0])
+    for f in (mx.nd.relu, lambda a: mx.nd.Activation(a, act_type="relu")):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = f(x)
+        y.backward(head)
+        np.testing.assert_array_equal(y.asnumpy(), [0, 0, 2, np.nan, np.inf])
+        np.testing.assert_array_equal(x.grad.asnumpy(), [0, np.nan, 3, np.nan, 1])
+    assert mx.nd.relu(mx.nd.array([-2, 5], dtype="int32")).asnumpy().tolist() == [0, 5]
