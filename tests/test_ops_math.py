@@ -476,3 +476,17 @@ def test_relu_carries_nan_forward_and_backward():
         np.testing.assert_array_equal(y.asnumpy(), [0, 0, 2, np.nan, np.inf])
         np.testing.assert_array_equal(x.grad.asnumpy(), [0, np.nan, 3, np.nan, 1])
     assert mx.nd.relu(mx.nd.array([-2, 5], dtype="int32")).asnumpy().tolist() == [0, 5]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_max_min_reductions_return_nan_where_a_nan_is_reduced(dtype):
+    """MXNet's max / min over axes holding a NaN give NaN (numpy's rule). XLA:CPU's vectorized
+    float32/64 reductions drop NaNs at sizes like this one; the op must not."""
+    rs = np.random.RandomState(5)
+    x = (rs.rand(7, 7, 6, 10, 2) - 0.5).astype(dtype)
+    x.ravel()[rs.choice(x.size, 300, replace=False)] = np.nan
+    x.ravel()[rs.choice(x.size, 40, replace=False)] = -np.inf
+    for axis in [(0, 4), None]:
+        for mxf, npf in [(mx.nd.max, np.max), (mx.nd.min, np.min)]:
+            got = mxf(mx.nd.array(x, dtype=dtype), axis=axis).asnumpy()
+            np.testing.assert_array_equal(got.ravel(), np.asarray(npf(x, axis=axis)).ravel())

@@ -23,6 +23,11 @@ def _chooser(f):
     """max/min whose gradient goes in full to every element equal to the result (MXNet's)."""
     def g(x, axis):
         y = jax.lax.stop_gradient(f(x, axis=axis, keepdims=True))
+        if jnp.issubdtype(x.dtype, jnp.inexact):
+            # NaN wins, as in MXNet (and numpy): XLA:CPU's vectorized float32/64 max and min
+            # reductions drop NaNs (jax 0.10 measured: max over 7x7x6x10x2 doubles with NaNs)
+            y = jnp.where(jnp.isnan(jax.lax.stop_gradient(x)).any(axis=axis, keepdims=True),
+                          jnp.asarray(jnp.nan, y.dtype), y)
         # x - stop_gradient(x) is 0 with x's gradient; an infinite x would give inf - inf = nan
         picked = (x == y) & jnp.isfinite(x)
         return y + jnp.sum(jnp.where(picked, x - jax.lax.stop_gradient(x), 0), axis=axis, keepdims=True)
