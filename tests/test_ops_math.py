@@ -275,6 +275,10 @@ def test_tie_gradients_follow_mxnet():
     np.testing.assert_array_equal(g["x"], [[0, 1, 1], [1, 1, 1]])
     _, g = _run(S.min(V("x")), x=np.array([[1, 3, 3], [1, 2, 2.0]]))
     np.testing.assert_array_equal(g["x"], [[1, 0, 0], [1, 0, 0]])
+    # MXNet's mask is `data == result`: an infinite maximum gets its gradient, a NaN row none
+    out, g = _run(S.max(V("x"), axis=1), x=np.array([[1, np.inf, np.inf], [1, np.nan, 2.0]]))
+    np.testing.assert_array_equal(out[0], [np.inf, np.nan])
+    np.testing.assert_array_equal(g["x"], [[0, 1, 1], [0, 0, 0]])
     a, b = np.array([1, 2, 3.0]), np.array([1, 1, 4.0])
     _, g = _run(S._maximum(V("a"), V("b")), a=a, b=b)
     np.testing.assert_array_equal([g["a"], g["b"]], [[1, 1, 0], [0, 0, 1]])
