@@ -494,3 +494,18 @@ def test_max_min_reductions_return_nan_where_a_nan_is_reduced(dtype):
         for mxf, npf in [(mx.nd.max, np.max), (mx.nd.min, np.min)]:
             got = mxf(mx.nd.array(x, dtype=dtype), axis=axis).asnumpy()
             np.testing.assert_array_equal(got.ravel(), np.asarray(npf(x, axis=axis)).ravel())
+
+
+def test_broadcast_like_axes_follow_mxnet_rules():
+    """broadcast_like with lhs_axes / rhs_axes: each named lhs axis must have size 1 and takes
+    the named rhs axis' size; empty axis tuples are an error; with only one of the two given
+    the whole shape of rhs is taken (MXNet 1.9.1's rules)."""
+    lhs, rhs = mx.nd.ones((1, 2, 1, 3)), mx.nd.ones((5, 6, 7, 8))
+    assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0, 2), rhs_axes=(1, 3)).shape == (6, 2, 8, 3)
+    assert mx.nd.broadcast_like(mx.nd.ones((2, 1)), mx.nd.ones((1, 7, 9, 1, 1)), lhs_axes=(1,),
+                                rhs_axes=(-3,)).shape == (2, 9)
+    with pytest.raises(mx.base.ShapeError, match="empty"):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+    with pytest.raises(mx.base.ShapeError, match="size 2, not 1"):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(1,), rhs_axes=(0,))
+    assert mx.nd.broadcast_like(mx.nd.ones((1, 3)), mx.nd.ones((4, 3)), lhs_axes=(0,)).shape == (4, 3)
