@@ -46,7 +46,7 @@ def load_params(prefix: str, epoch: int) -> tuple[dict, dict]:
     AttributeError / ValueError there).
     """
     fname = "%s-%04d.params" % (prefix, epoch)
-    save_dict = nd.load(fname)
+    save_dict = nd.load(fname, any_layout=True)
     arg_params: dict = {}
     aux_params: dict = {}
     if not save_dict:

@@ -151,6 +151,25 @@ def test_retain_graph_allows_a_second_backward_and_its_absence_refuses_one():
         y.backward()
 
 
+def test_outputs_of_a_freed_graph_are_constants_in_a_new_one():
+    """After a backward without retain_graph, the graph's outputs are still arrays: a new
+    recording takes them as constants (no gradient flows back through them), as MXNet."""
+    x = rand(2, 2)
+    x.attach_grad()
+    with ag.record():
+        y = x * 3
+        (y * 2).backward()
+    close(x.grad, np.full((2, 2), 6.0))
+    with ag.record():
+        z = y * x
+    z.backward()
+    close(x.grad, y.asnumpy())  # y is a constant: d(y * x)/dx = y, not y + 3x
+    with ag.record():
+        y[:] = x * 5  # writing into it is allowed again: it is no longer in a graph
+    with pytest.raises(MXNetError, match="retain_graph=True"):
+        z.backward()
+
+
 def test_detach_cuts_the_graph():
     x, y = rand(2, 2), rand(2, 2)
     x.attach_grad()

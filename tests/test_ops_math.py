@@ -275,6 +275,10 @@ def test_tie_gradients_follow_mxnet():
     np.testing.assert_array_equal(g["x"], [[0, 1, 1], [1, 1, 1]])
     _, g = _run(S.min(V("x")), x=np.array([[1, 3, 3], [1, 2, 2.0]]))
     np.testing.assert_array_equal(g["x"], [[1, 0, 0], [1, 0, 0]])
+    # MXNet's mask is `data == result`: an infinite maximum gets its gradient, a NaN row none
+    out, g = _run(S.max(V("x"), axis=1), x=np.array([[1, np.inf, np.inf], [1, np.nan, 2.0]]))
+    np.testing.assert_array_equal(out[0], [np.inf, np.nan])
+    np.testing.assert_array_equal(g["x"], [[0, 1, 1], [0, 0, 0]])
     a, b = np.array([1, 2, 3.0]), np.array([1, 1, 4.0])
     _, g = _run(S._maximum(V("a"), V("b")), a=a, b=b)
     np.testing.assert_array_equal([g["a"], g["b"]], [[1, 1, 0], [0, 0, 1]])
@@ -461,3 +465,47 @@ def test_scalar_ops_promote_integer_arrays_for_a_float_scalar_as_mxnet():
     np.testing.assert_array_equal((x + 0.5).asnumpy(), [1, 2])  # is_int=True: the scalar becomes 0
     assert mx.nd._plus_scalar(mx.nd.array([1, 2], dtype="float16"), scalar=0.5, is_int=False).dtype == np.float16
     assert S._plus_scalar(V("x"), scalar=0.5, is_int=False).infer_type(x="int32")[1] == [np.float64]
+
+
+def test_relu_carries_nan_forward_and_backward():
+    """MXNet's relu and Activation(relu) give NaN for a NaN input, and so does their gradient
+    there (its slope is NaN at NaN, 1 above 0, 0 elsewhere; times the head gradient)."""
+    x = mx.nd.array([-1.0, 0.0, 2.0, np.nan, np.inf])
+    head = mx.nd.array([1.0, np.inf, 3.0, 1.0, 1.0])
+    for f in (mx.nd.relu, lambda a: mx.nd.Activation(a, act_type="relu")):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = f(x)
+        y.backward(head)
+        np.testing.assert_array_equal(y.asnumpy(), [0, 0, 2, np.nan, np.inf])
+        np.testing.assert_array_equal(x.grad.asnumpy(), [0, np.nan, 3, np.nan, 1])
+    assert mx.nd.relu(mx.nd.array([-2, 5], dtype="int32")).asnumpy().tolist() == [0, 5]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_max_min_reductions_return_nan_where_a_nan_is_reduced(dtype):
+    """MXNet's max / min over axes holding a NaN give NaN (numpy's rule). XLA:CPU's vectorized
+    float32/64 reductions drop NaNs at sizes like this one; the op must not."""
+    rs = np.random.RandomState(5)
+    x = (rs.rand(7, 7, 6, 10, 2) - 0.5).astype(dtype)
+    x.ravel()[rs.choice(x.size, 300, replace=False)] = np.nan
+    x.ravel()[rs.choice(x.size, 40, replace=False)] = -np.inf
+    for axis in [(0, 4), None]:
+        for mxf, npf in [(mx.nd.max, np.max), (mx.nd.min, np.min)]:
+            got = mxf(mx.nd.array(x, dtype=dtype), axis=axis).asnumpy()
+            np.testing.assert_array_equal(got.ravel(), np.asarray(npf(x, axis=axis)).ravel())
+
+
+def test_broadcast_like_axes_follow_mxnet_rules():
+    """broadcast_like with lhs_axes / rhs_axes: each named lhs axis must have size 1 and takes
+    the named rhs axis' size; empty axis tuples are an error; with only one of the two given
+    the whole shape of rhs is taken (MXNet 1.9.1's rules)."""
+    lhs, rhs = mx.nd.ones((1, 2, 1, 3)), mx.nd.ones((5, 6, 7, 8))
+    assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0, 2), rhs_axes=(1, 3)).shape == (6, 2, 8, 3)
+    assert mx.nd.broadcast_like(mx.nd.ones((2, 1)), mx.nd.ones((1, 7, 9, 1, 1)), lhs_axes=(1,),
+                                rhs_axes=(-3,)).shape == (2, 9)
+    with pytest.raises(mx.base.ShapeError, match="empty"):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+    with pytest.raises(mx.base.ShapeError, match="size 2, not 1"):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(1,), rhs_axes=(0,))
+    assert mx.nd.broadcast_like(mx.nd.ones((1, 3)), mx.nd.ones((4, 3)), lhs_axes=(0,)).shape == (4, 3)

@@ -286,3 +286,22 @@ def test_batch_take_refuses_float_indices():
     bt = S.batch_take(V("x"), V("i"), name="bt")
     raises_naming(lambda: bt.simple_bind(mx.cpu(), x=(3, 2), i=(3,)), "batch_take", "'bt'", "int32", "float32",
             cls=mx.base.DTypeError)
+
+
+def test_nd_calls_take_axis_none_as_the_flattened_input():
+    """`mx.nd.topk / sort / argsort(axis=None)` work on the flattened input (an explicit None
+    is not the default axis -1): k may exceed the last axis' length."""
+    x = np.random.RandomState(3).permutation(24).astype(np.float32).reshape(2, 3, 4)
+    flat = x.ravel()
+    top = mx.nd.topk(mx.nd.array(x), axis=None, k=7, ret_typ="value").asnumpy()
+    np.testing.assert_array_equal(top, np.sort(flat)[::-1][:7])
+    idx = mx.nd.topk(mx.nd.array(x), axis=None, k=7, dtype="int32").asnumpy()
+    assert idx.dtype == np.int32
+    np.testing.assert_array_equal(idx, np.argsort(flat)[::-1][:7])
+    mask = mx.nd.topk(mx.nd.array(x), axis=None, k=7, ret_typ="mask").asnumpy()
+    assert mask.shape == x.shape and mask.sum() == 7 and (x[mask == 1] >= 17).all()
+    np.testing.assert_array_equal(mx.nd.sort(mx.nd.array(x), axis=None, is_ascend=False).asnumpy(),
+                                  np.sort(flat)[::-1])
+    np.testing.assert_array_equal(mx.nd.argsort(mx.nd.array(x), axis=None).asnumpy(), np.argsort(flat))
+    with pytest.raises(mx.base.ShapeError, match="k=25"):
+        mx.nd.topk(mx.nd.array(x), axis=None, k=25)

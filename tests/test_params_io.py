@@ -65,10 +65,11 @@ def test_golden_file_bytes_exact(fname):
 
 @pytest.mark.parametrize("fname", NARROW_FILES)
 def test_golden_file_as_ndarrays(fname):
-    loaded = mx.nd.load(path(fname))
-    assert pm.check_loaded(FILES[fname], as_numpy(loaded), fname) == []
-    assert all(v.context == mx.cpu(0) for v in values(loaded))
-    assert pm.check_loaded(FILES[fname], as_numpy(mx.nd.load_frombuffer(raw(fname))), fname) == []
+    with mx.np_shape(fname.startswith("v3")):  # MXNet loads V3 files only in np shape mode
+        loaded = mx.nd.load(path(fname))
+        assert pm.check_loaded(FILES[fname], as_numpy(loaded), fname) == []
+        assert all(v.context == mx.cpu(0) for v in values(loaded))
+        assert pm.check_loaded(FILES[fname], as_numpy(mx.nd.load_frombuffer(raw(fname))), fname) == []
 
 
 @pytest.mark.parametrize("fname", MXNET_V2_FILES)
@@ -168,10 +169,45 @@ def test_zero_d_array_is_saved_with_shape_1(tmp_path):
     assert mx.nd.load(tmp_path / "s.params")[0].shape == (1,)
 
 
-def test_v3_np_shape_files_load():
-    """Files MXNet saved under np shape semantics (V3 magic) load without an np_shape mode."""
-    got = mx.nd.load(path("v3_npshape.params"))
+def test_v3_np_shape_files_load_in_np_shape_mode_only():
+    """MXNet's files saved under np shape semantics (V3 magic) load under np_shape(True);
+    outside it `mx.nd.load` refuses them, as MXNet's does."""
+    with mx.np_shape(True):
+        got = mx.nd.load(path("v3_npshape.params"))
     assert got["scalar"].shape == () and got["empty_rows"].shape == (0, 3)
+    with pytest.raises(MXNetError, match="np shape semantics"):
+        mx.nd.load(path("v3_npshape.params"))
+
+
+def test_model_loaders_read_v3_files_in_any_mode(tmp_path):
+    """The model loaders (here mx.model.load_params) read V3 files outside np_shape mode too."""
+    with mx.np_shape(True):
+        mx.nd.save(tmp_path / "m-0001.params", {"arg:sc": mx.nd.array(np.float32(2)), "aux:e": mx.nd.zeros((0, 3))})
+    args, aux = mx.model.load_params(str(tmp_path / "m"), 1)
+    assert args["sc"].shape == () and aux["e"].shape == (0, 3)
+
+
+def test_save_under_np_shape_keeps_0_d_and_zero_size_arrays(tmp_path):
+    """Under np_shape(True) mx.nd.save writes MXNet's V3 layout: 0-d and zero-size arrays come
+    back as they were, and only under np_shape(True); files saved outside it refuse to load
+    inside it."""
+    f = tmp_path / "a.params"
+    with mx.np_shape(True):
+        src = [np.float32(7), np.zeros((0, 4), np.float32), np.arange(6, dtype=np.int32).reshape(2, 3, 1)]
+        mx.nd.save(f, [mx.nd.array(a, dtype=a.dtype) for a in src])
+        assert struct.unpack_from("<I", f.read_bytes(), 24)[0] == 0xF993FACA
+        back = mx.nd.load(f)
+        assert [b.shape for b in back] == [(), (0, 4), (2, 3, 1)]
+        np.testing.assert_array_equal(back[0].asnumpy(), 7)
+        np.testing.assert_array_equal(back[2].asnumpy(), src[2])
+        with pytest.raises(MXNetError, match="row_sparse"):
+            mx.nd.save(f, [mx.nd.zeros((2, 2)).tostype("row_sparse")])
+    with pytest.raises(MXNetError, match="np shape semantics"):
+        mx.nd.load(f)
+    mx.nd.save(f, [mx.nd.array(np.zeros((0, 2)))])
+    assert mx.nd.load(f)[0].shape == (0, 2)
+    with mx.np_shape(True), pytest.raises(MXNetError, match="not saved in np shape"):
+        mx.nd.load(f)
 
 
 def test_save_forms_and_argument_errors(tmp_path):

@@ -78,9 +78,18 @@ def diff_of(refs, vals) -> tuple:
     return tuple(j for j, (r, v) in enumerate(zip(refs, vals)) if r[0] != "c" and inexact(v.dtype))
 
 
+def live_ag(array):
+    """`array._ag` while it is in a graph: None for an array that never was, and for the
+    output of a graph a backward freed, which (as in MXNet) later ops take as a constant."""
+    ag = getattr(array, "_ag", None)
+    if type(ag) is tuple and ag[0].freed:
+        return None
+    return ag
+
+
 def ref_of(array, value):
     """The tape reference for an input: its entry, its variable, or a constant."""
-    ag = getattr(array, "_ag", None)
+    ag = live_ag(array)
     if ag is None:
         return ("c", value)
     if isinstance(ag, Var):
@@ -92,7 +101,7 @@ def recorded_inputs(given, datas) -> tuple:
     """`diff_of` for an op about to run: positions of the arrays in `given` (with values
     `datas`) that are in a graph (recorded results or marked variables) and inexact."""
     return tuple(j for j, (g, d) in enumerate(zip(given, datas))
-                 if getattr(g, "_ag", None) is not None and inexact(d.dtype))
+                 if live_ag(g) is not None and inexact(d.dtype))
 
 
 def op_fn(op, nargs: int, is_train: bool):
@@ -139,7 +148,7 @@ def record_call(fn, sig, inputs, outputs, kind: str, saved=None, diff=None) -> N
 
 def check_not_in_graph(array) -> None:
     """MXNet's refusal to overwrite, while recording, an array the graph holds."""
-    if getattr(array, "_ag", None) is not None:
+    if live_ag(array) is not None:
         raise MXNetError(f"{INPLACE_ERROR}. Write into a new array instead (y = x + 1), or assign "
                          "outside the record() scope")
 

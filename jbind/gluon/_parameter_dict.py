@@ -173,7 +173,7 @@ class ParameterDict:
             for name in self.keys():
                 check(name.startswith(restore_prefix), f"restore_prefix is '{restore_prefix}' but Parameters name "
                       f"'{name}' does not start with '{restore_prefix}'")
-        self.load_dict(nd.load(filename), ctx, allow_missing, ignore_extra, restore_prefix, filename,
+        self.load_dict(nd.load(filename, any_layout=True), ctx, allow_missing, ignore_extra, restore_prefix, filename,
                        cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False, restore_prefix="",

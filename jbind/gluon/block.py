@@ -133,7 +133,7 @@ class Block:
     def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False, cast_dtype=False,
                         dtype_source="current") -> None:
         """Load a file from `save_parameters` (or, without '.' in its names, from `save_params`)."""
-        loaded = nd.load(filename)
+        loaded = nd.load(filename, any_layout=True)
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return

@@ -246,7 +246,7 @@ class BaseModule:
 
     def load_params(self, fname):
         from ..ndarray import load
-        save_dict = load(fname)
+        save_dict = load(fname, any_layout=True)
         arg_params, aux_params = {}, {}
         for k, value in save_dict.items():
             kind, _, name = k.partition(":")

@@ -362,7 +362,7 @@ class BucketingModule(BaseModule):
             raise MXNetError("sym_gen is required for loading a BucketingModule")
         if default_bucket_key is None:
             raise MXNetError("default_bucket_key is required for loading a BucketingModule")
-        saved = load("%s.buckets" % prefix)
+        saved = load("%s.buckets" % prefix, any_layout=True)
         if len(saved) != 1 or saved[0].ndim != 1:
             raise MXNetError(f"{prefix}.buckets: expected one 1-d array of bucket keys")
         mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)

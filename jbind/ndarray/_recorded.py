@@ -99,7 +99,7 @@ def setitem(a, key, value) -> bool:
     if not whole:
         raise MXNetError(f"{_tape.INPLACE_ERROR}: cannot write into part (index {key!r}) of an array while "
                          "recording; build the result with ops (concat, where, ...) instead")
-    if isinstance(value, NDArray) and getattr(value, "_ag", None) is not None:
+    if isinstance(value, NDArray) and _tape.live_ag(value) is not None:
         if value.shape != a.shape:  # a[None] = v takes v of shape (1, *a.shape)
             value = value.reshape(a.shape) if value.size == a.size else value.broadcast_to(a.shape)
         res = call("_copy", value if value.dtype == a.dtype else call("Cast", value, dtype=np.dtype(a.dtype).name))

@@ -115,8 +115,8 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     from ..symbol.infer import DTYPE, SHAPE, infer
     from ..symbol.ops import make
     from ..symbol.symbol import Variable
-    sym = make(op_name, [Variable(a) for a in slots[:nargs]], {k: v for k, v in params.items() if v is not None},
-               name=op.name.lower())
+    # every parameter as given: an explicit None (topk's axis=None) is not the default
+    sym = make(op_name, [Variable(a) for a in slots[:nargs]], params, name=op.name.lower())
     aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
     names = slots[:nargs] + aux
     # The rules themselves, not `infer_shape`: an imperative array's 0 is a real size

@@ -11,9 +11,10 @@ byte for byte against files from MXNet 1.9.1 in `tests/golden/params/`):
         | int32 dev_type, int32 dev_id | int32 dtype flag | raw data in C order
 
 Read as well:
-    V3, uint32 0xF993FACA: V2 written under MXNet's np shape semantics (`npx.set_np()`):
-        ndim 0 is a scalar, a dim may be 0. MXNet's `mx.nd.load` refuses these outside
-        `np_shape(True)`; jbind, which has no such mode, loads them.
+    V3, uint32 0xF993FACA: V2 written under np shape semantics (`mx.np_shape(True)`, which
+        `mx.nd.save` follows too): ndim 0 is a scalar, a dim may be 0, dense arrays only.
+        As MXNet's, `mx.nd.load` reads V3 only under `np_shape(True)` and the others only
+        outside it; the model loaders (Gluon, `mx.model`, Module) take either in any mode.
     V1, uint32 0xF993FAC8: no storage type; int32 ndim + int64 dims, context, flag, data.
     Magic-less (before V1): the first uint32 is ndim, then ndim x uint32 dims, then as V1.
     In V1 and magic-less arrays ndim 0 is a one-element scalar, as MXNet 1.9.1 reads it.
@@ -29,8 +30,9 @@ then the values, then each aux array's data. dtype flags: 0 float32,
 As in MXNet, arrays load onto cpu(0), or onto gpu(i) when saved from gpu(i) and JAX has
 that GPU; the saved context is written as the array's own (cpu(1) is dev_type 1, id 1).
 
-Differences from MXNet: a 0-d NDArray is written with shape (1,) (in V2, ndim 0 would
-mean an empty NDArray; MXNet's `mx.nd` has no 0-d arrays); V3 files load (see above).
+Differences from MXNet: outside np shape semantics a 0-d NDArray is written with shape
+(1,) (in V2, ndim 0 would mean an empty NDArray; MXNet has no 0-d arrays there); the
+model loaders read either layout in either mode (see above).
 float64 and int64 arrays load as such; only under JBIND_X64=0 (JAX's x64 mode off) they
 become float32 and int32 NDArrays on load (as `mx.nd.array` does; out-of-range floats become inf); the numpy-level
 `load_numpy` / `save_numpy` keep the exact bytes in any mode.
@@ -49,6 +51,7 @@ import numpy as np
 from ..base import DTYPE_MX_TO_NP, MXNetError
 from ..context import Context
 from ..io_util import atomic_write_bytes
+from ..util import is_np_shape
 from ._sparse_base import SparseRecord, check_csr, check_rsp, from_record, record_of
 from .ndarray import NDArray
 
@@ -77,10 +80,11 @@ def _fail(where: str, msg: str):
 
 
 class _Reader:
-    __slots__ = ("buf", "pos", "where")
+    __slots__ = ("buf", "pos", "where", "np_shape")
 
-    def __init__(self, buf, where: str):
+    def __init__(self, buf, where: str, np_shape=None):
         self.buf, self.pos, self.where = memoryview(buf).cast("B"), 0, where
+        self.np_shape = np_shape  # the mode loading in, whose layout (V3 or not) is required; None: any
 
     def left(self) -> int:
         return len(self.buf) - self.pos
@@ -128,11 +132,17 @@ def _read_shape(r: _Reader, magic: int, what: str):
 def _read_array(r: _Reader, i: int):
     what = f"array {i}"
     (magic,) = r.unpack("<I", f"{what} magic")
+    if r.np_shape is not None and r.np_shape != (magic == V3_MAGIC):
+        _fail(r.where, f"{what} was saved in np shape semantics (V3), must be loaded under mx.np_shape(True)"
+              if r.np_shape is False else f"{what} was not saved in np shape semantics, but is being loaded "
+              "under mx.np_shape(True); load it under np_shape(False)")
     stype = 0
     if magic in (V2_MAGIC, V3_MAGIC):
         (stype,) = r.unpack("<i", f"{what} storage type")
         if stype not in _STYPES and stype != 0:
             _fail(r.where, f"{what} has unknown storage type {stype}")
+        if stype and magic == V3_MAGIC:
+            _fail(r.where, f"{what} is sparse in np shape semantics (V3), which only holds dense arrays")
     if stype:
         return _read_sparse(r, magic, what, _STYPES[stype])
     dims, is_none = _read_shape(r, magic, what)
@@ -185,9 +195,10 @@ def _read_sparse(r: _Reader, magic: int, what: str, stype: str):
     return SparseRecord(stype, data, tuple(aux), tuple(dims)), (dev_type, dev_id)
 
 
-def decode(buf, where: str = "<buffer>") -> Decoded:
-    """Parse MXNet's NDArray list format; every count and length is checked against `buf`."""
-    r = _Reader(buf, where)
+def decode(buf, where: str = "<buffer>", np_shape=None) -> Decoded:
+    """Parse MXNet's NDArray list format; every count and length is checked against `buf`.
+    `np_shape` True / False: refuse arrays not in that mode's layout (V3 / V1, V2), as MXNet."""
+    r = _Reader(buf, where, np_shape)
     magic, _reserved = r.unpack("<QQ", "the header")
     if magic != LIST_MAGIC:
         _fail(where, f"bad list magic 0x{magic:X}, expected 0x{LIST_MAGIC:X} (not an MXNet NDArray file)")
@@ -214,15 +225,20 @@ def decode(buf, where: str = "<buffer>") -> Decoded:
     return Decoded(arrays, contexts, names)
 
 
-def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=None) -> bytes:
-    """MXNet 1.9.1's bytes (V2, dense) for `arrays`, with `names` ([] or one per array)."""
+def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=None, np_shape=False) -> bytes:
+    """MXNet 1.9.1's bytes (V2) for `arrays`, with `names` ([] or one per array); `np_shape`:
+    in the V3 layout (dense only, 0-d arrays as ndim 0), as MXNet saves under np shape semantics."""
     if names and len(names) != len(arrays):
         raise MXNetError(f"encode: {len(names)} names for {len(arrays)} arrays")
+    magic = V3_MAGIC if np_shape else V2_MAGIC
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for i, a in enumerate(arrays):
         label = repr(names[i]) if names else str(i)
         dev_type, dev_id = contexts[i] if contexts is not None else (1, 0)
         if isinstance(a, SparseRecord):
+            if np_shape:
+                raise MXNetError(f"cannot save array {label}: a {a.stype} array under np shape semantics "
+                                 "(MXNet saves only dense arrays there)")
             stype = {v: k for k, v in _STYPES.items()}[a.stype]
             parts.append(struct.pack(f"<Iii{a.data.ndim}q", V2_MAGIC, stype, a.data.ndim, *a.data.shape))
             parts.append(struct.pack(f"<i{len(a.shape)}qiii", len(a.shape), *a.shape, dev_type, dev_id,
@@ -234,8 +250,8 @@ def encode(arrays: Sequence[np.ndarray], names: Sequence[str] = (), contexts=Non
             continue
         a = np.asarray(a)
         flag = _flag(a, label)
-        shape = a.shape or (1,)
-        parts.append(struct.pack(f"<Iii{len(shape)}qiii", V2_MAGIC, 0, len(shape), *shape,
+        shape = a.shape if np_shape else a.shape or (1,)
+        parts.append(struct.pack(f"<Iii{len(shape)}qiii", magic, 0, len(shape), *shape,
                                  dev_type, dev_id, flag))
         parts.append(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes())
     parts.append(struct.pack("<Q", len(names)))
@@ -305,16 +321,17 @@ def _split(data, kind, message):
 def save(fname, data) -> None:
     """Save an NDArray, a list of NDArrays or a dict str -> NDArray, as `mx.nd.save`.
 
-    The file is MXNet 1.9.1's format (V2 magic; sparse arrays in MXNet's sparse layout)
-    and is written atomically: a
-    failed save leaves any previous file intact. A 0-d NDArray is written with shape
-    (1,), and a float64/int64 array is written as what it holds (float32/int32 only under
+    The file is MXNet 1.9.1's format (V2 magic; sparse arrays in MXNet's sparse layout;
+    under `mx.np_shape(True)` V3, dense arrays only) and is written atomically: a failed
+    save leaves any previous file intact. Outside np_shape a 0-d NDArray is written with
+    shape (1,). A float64/int64 array is written as what it holds (float32/int32 only under
     JBIND_X64=0).
     """
     fname = _path(fname)
     values, names = _split(data, NDArray, "save only accept dict str->NDArray or list of NDArray")
     ctxs = [(v.context.device_typeid, v.context.device_id) for v in values]
-    _write(fname, encode([v.asnumpy() if v.stype == "default" else record_of(v) for v in values], names, ctxs))
+    _write(fname, encode([v.asnumpy() if v.stype == "default" else record_of(v) for v in values], names, ctxs,
+                         is_np_shape()))
 
 
 def _write(fname: str, blob: bytes) -> None:
@@ -350,24 +367,26 @@ def _to_ndarrays(dec: Decoded):
     return _result(out, dec.names)
 
 
-def load(fname):
+def load(fname, *, any_layout=False):
     """Load NDArrays saved by `mx.nd.save` (MXNet's or jbind's), as `mx.nd.load`.
 
     Returns a list, or a dict str -> NDArray when the file has names. Arrays go to cpu(0)
     (gpu(i) for arrays saved from gpu(i) when JAX has that GPU). float64/int64 arrays stay
     64-bit (under JBIND_X64=0 they become float32/int32; `load_numpy` keeps them exact). Raises
     `MXNetError` naming the file for a missing, truncated or corrupt file. Sparse arrays
-    load as CSRNDArray / RowSparseNDArray.
+    load as CSRNDArray / RowSparseNDArray. As MXNet's, a file saved under np shape
+    semantics (V3) loads only under `mx.np_shape(True)` and others only outside it;
+    `any_layout=True` (jbind's model loaders) takes either in any mode.
     """
     fname = _path(fname)
-    return _to_ndarrays(decode(_read(fname), repr(fname)))
+    return _to_ndarrays(decode(_read(fname), repr(fname), None if any_layout else is_np_shape()))
 
 
 def load_frombuffer(buf):
     """Load NDArrays from the bytes of a saved file, as `mx.nd.load_frombuffer`."""
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError("buf required to be a string or bytes")
-    return _to_ndarrays(decode(buf, "<buffer>"))
+    return _to_ndarrays(decode(buf, "<buffer>", is_np_shape()))
 
 
 def load_numpy(fname):

@@ -120,14 +120,20 @@ class broadcast_like(Op):
         return ("lhs", "rhs")
 
     def _out(self, l, r):
-        if self.lhs_axes is None and self.rhs_axes is None:
+        if self.lhs_axes is None or self.rhs_axes is None:  # MXNet: either one missing, the whole shape
             return _stretch(l, r, "lhs and rhs must have the same ndim")
-        la, ra = self.lhs_axes or (), self.rhs_axes or ()
+        la, ra = self.lhs_axes, self.rhs_axes
         if len(la) != len(ra):
             raise ShapeError(f"lhs_axes {la} and rhs_axes {ra} must have the same length")
+        if not la:
+            raise ShapeError("lhs_axes and rhs_axes are empty: name at least one axis of each (MXNet: "
+                             "'Empty axes tuple is not allowed')")
         target = list(l)
         for a, b in zip(la, ra):
             _axes((a,), len(l), "lhs_axes"), _axes((b,), len(r), "rhs_axes")
+            if l[a % len(l)] not in (0, 1):
+                raise ShapeError(f"lhs axis {a} of {fmt_shape(l)} has size {l[a % len(l)]}, not 1: it cannot be "
+                                 f"broadcast to rhs axis {b} of {fmt_shape(r)}")
             target[a % len(l)] = r[b % len(r)]
         return _stretch(l, tuple(target), "")
 

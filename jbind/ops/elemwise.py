@@ -18,6 +18,7 @@ import numpy as np
 
 from ..base import MXNetError, ShapeError, fmt_shape, np_dtype
 from ._base import Op, frozen, register
+from .nn import relu
 
 _DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
@@ -231,7 +232,7 @@ _UNARY: dict[str, Callable] = {
     "exp": jnp.exp, "log": jnp.log, "log2": jnp.log2, "log10": jnp.log10, "log1p": jnp.log1p,
     "expm1": jnp.expm1, "sqrt": jnp.sqrt, "rsqrt": jax.lax.rsqrt, "cbrt": jnp.cbrt, "square": jnp.square,
     "abs": jnp.abs, "sign": jnp.sign, "negative": jnp.negative, "reciprocal": lambda x: 1 / x,
-    "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "relu": jax.nn.relu,
+    "sigmoid": jax.nn.sigmoid, "tanh": jnp.tanh, "relu": relu,
     "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos,
     "arctan": jnp.arctan, "sinh": jnp.sinh, "cosh": jnp.cosh, "arcsinh": jnp.arcsinh,
     "arccosh": jnp.arccosh, "arctanh": jnp.arctanh,

@@ -84,8 +84,27 @@ def _softrelu(x):
     return jax.nn.softplus(x)
 
 
+@jax.custom_jvp
+def _relu_inexact(x):
+    return jnp.maximum(x, jnp.zeros((), x.dtype))
+
+
+@_relu_inexact.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    # MXNet's relu_grad: NaN where the input is NaN, else 1 above 0 and 0 elsewhere (times
+    # the head gradient, so an infinite head gradient at 0 gives NaN as in MXNet)
+    slope = jnp.where(jnp.isnan(x), x, (x > 0).astype(x.dtype))
+    return _relu_inexact(x), t * slope
+
+
+def relu(x):
+    """max(x, 0), NaN for NaN, with MXNet's gradient (NaN at a NaN input; jax.nn.relu's is 0)."""
+    return _relu_inexact(x) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.maximum(x, 0)
+
+
 _ACTS = {
-    "relu": jax.nn.relu,
+    "relu": relu,
     "sigmoid": jax.nn.sigmoid,
     "tanh": jnp.tanh,
     "softrelu": _softrelu,
