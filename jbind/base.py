@@ -60,6 +60,11 @@ class MXNetError(RuntimeError):
     """Base class of jbind's errors (MXNet 1.x name)."""
 
 
+class DeferredError(MXNetError):
+    """A check an op makes while its program runs (take's mode='raise'): as in MXNet, an
+    executor reports it when an output of that forward is read."""
+
+
 class ShapeError(MXNetError):
     """Shape inference found contradictory or impossible shapes."""
 

@@ -310,3 +310,30 @@ def from_handle(arr, data, writable: bool) -> None:
         arr._vw = Window(pw.root, pw.begin, pw.shape) if isinstance(pw, Window) else Window(src, 0, src.shape)
     else:
         arr._vw = ReadOnly(src)
+
+
+class Failed:
+    """The data of an output whose computation failed a run-time check: reading it raises the
+    check's error (as MXNet's engine does when a result is read); a write replaces it."""
+
+    __slots__ = ("arr", "error")
+
+    def __init__(self, arr, error):
+        self.arr, self.error = arr, error
+
+    def read(self):
+        raise self.error
+
+    def write(self, value) -> None:
+        del self.arr._vw
+        self.arr._arr = value
+
+
+def fail(arr, error) -> None:
+    """Make reading `arr` raise `error` until it is written (an executor output only)."""
+    try:
+        del arr._arr
+    except AttributeError:
+        if not isinstance(getattr(arr, "_vw", None), Failed):
+            raise error from None  # a view of another array: the error now, as it cannot wait
+    arr._vw = Failed(arr, error)
