@@ -124,13 +124,15 @@ def _check_in_range(idx, n, who):
         return idx
     store.unstorable()  # the executable calls back into Python: it cannot go to a file
 
-    def check(lo, hi):
-        if lo < 0 or hi >= n:
-            _fail(DeferredError(f"{who}: indices out of bound: {int(lo) if lo < 0 else int(hi)} is not in "
-                             f"[0, {n - 1}] (mode='raise')"))
-        return np.zeros((), idx.dtype)
+    def check(lo, hi):  # under vmap, lo and hi hold one value per batch element
+        low, high = int(np.min(lo)), int(np.max(hi))
+        if low < 0 or high >= n:
+            _fail(DeferredError(f"{who}: indices out of bound: {low if low < 0 else high} is not in "
+                                f"[0, {n - 1}] (mode='raise')"))
+        return np.zeros(np.shape(lo), idx.dtype)
     # the check's zero is added to the indices, so the gather waits for it and it is never dropped
-    return idx + jax.pure_callback(check, jax.ShapeDtypeStruct((), idx.dtype), jnp.min(idx), jnp.max(idx))
+    return idx + jax.pure_callback(check, jax.ShapeDtypeStruct((), idx.dtype), jnp.min(idx), jnp.max(idx),
+                                   vmap_method="expand_dims")
 
 
 @register
