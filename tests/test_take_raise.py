@@ -34,3 +34,11 @@ def test_an_eager_take_out_of_range_raises():
     with pytest.raises(mx.base.MXNetError, match="out of bound"):
         mx.nd.take(mx.nd.array([1, 2, 3]), mx.nd.array([5]), mode="raise").asnumpy()
     np.testing.assert_array_equal(mx.nd.take(mx.nd.array([1, 2, 3]), mx.nd.array([2, 0]), mode="raise").asnumpy(), [3, 1])
+
+
+def test_numeric_gradient_of_a_large_input_runs_the_check_batched():
+    # 80 elements: check_numeric_gradient perturbs them in vmapped batches
+    a, i = mx.sym.Variable("a"), mx.sym.Variable("i")
+    sym = mx.sym.take(a, mx.sym.BlockGrad(i), axis=0, mode="raise")
+    mx.test_utils.check_numeric_gradient(sym, {"a": np.random.rand(8, 10), "i": np.array([7.0, 0.0, 7.0])},
+                                         grad_nodes=["a"], numeric_eps=1e-2, rtol=1e-2, atol=1e-3)
