@@ -5,6 +5,7 @@ catch `mx.base.MXNetError` keep working. As in MXNet it subclasses `RuntimeError
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 
@@ -16,6 +17,9 @@ integer_types = (int, np.int32, np.int64)
 numeric_types = (float, int, np.generic)
 string_types = (str,)
 mx_real_t = np.float32  # MXNet's default real type
+# MXNet's handle type of an NDArray: `NDArray(ctypes.cast(arr, NDArrayHandle))` in a monitor
+# callback makes an array over `arr`'s elements (jbind's handles are those of live NDArrays).
+NDArrayHandle = ctypes.c_void_p
 
 
 def py_str(x) -> str:
@@ -54,6 +58,11 @@ _Null = _NullType()
 
 class MXNetError(RuntimeError):
     """Base class of jbind's errors (MXNet 1.x name)."""
+
+
+class DeferredError(MXNetError):
+    """A check an op makes while its program runs (take's mode='raise'): as in MXNet, an
+    executor reports it when an output of that forward is read."""
 
 
 class ShapeError(MXNetError):

@@ -12,15 +12,26 @@ holding the op, not once per bind (binds that find a compiled graph share its op
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import logging
 import threading
 
 from ._op_info import OperatorArguments, get_all_registered_operators, get_operator_arguments
-from .base import MXNetError
+from .base import MXNetError, NDArrayHandle, py_str
 
+# MXNet's module has no __all__: `from mxnet.operator import *` also hands over what it
+# imports, which tests use (`ctypes.cast(arr, NDArrayHandle)` in a monitor callback).
 __all__ = ["CustomOp", "CustomOpProp", "OperatorArguments", "get_all_registered_operators",
-           "get_operator_arguments", "register", "PythonOp", "NumpyOp", "NDArrayOp"]
+           "get_operator_arguments", "register", "PythonOp", "NumpyOp", "NDArrayOp",
+           "ctypes", "NDArrayHandle", "NDArray", "py_str"]
+
+
+def __getattr__(name):
+    if name == "NDArray":  # imported when asked for: jbind.ndarray loads after the ops, which use this module
+        from .ndarray import NDArray
+        return NDArray
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _log = logging.getLogger(__name__)
 

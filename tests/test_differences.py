@@ -748,3 +748,9 @@ def test_op_hook_skips_training_calls():
     assert seen == []
     net(mx.nd.ones((1, 3)))
     assert seen == [f"{net.prefix}fwd_output"]
+
+
+def test_eager_take_raise_fails_at_the_call():
+    """An eager mx.nd.take(mode='raise') with an index out of range raises at the call, not when its result is read."""
+    with pytest.raises(mx.base.MXNetError, match="out of bound"):
+        mx.nd.take(mx.nd.array([1, 2, 3]), mx.nd.array([3]), mode="raise")

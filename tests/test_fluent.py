@@ -28,9 +28,7 @@ DATA = {k[3:]: v for k, v in REF.items() if k.startswith("in/")}
 SKIP_SYMBOL = {
     "handle",  # MXNet's C handle: jbind symbols are Python graphs
 }
-SKIP_NDARRAY = {
-    "handle",  # MXNet's C handle: jbind arrays hold a jax.Array (`.data`)
-}
+SKIP_NDARRAY: set = set()   # `handle` exists: a ctypes handle naming the live array
 
 
 def _close(key, got):

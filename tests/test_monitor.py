@@ -167,3 +167,20 @@ def test_names_come_from_the_executors_own_symbol():
     exe.set_monitor_callback(lambda name, arr: seen.append(name), True)
     exe.forward(is_train=False)
     assert seen and all(not n.startswith("a_") for n in seen) and "b_fc_output" in seen
+
+
+def test_a_callback_may_read_its_array_through_a_handle_as_mxnet_callbacks_do():
+    import ctypes
+    from jbind.operator import NDArray, NDArrayHandle   # what `from mxnet.operator import *` gives
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1, no_bias=True, name="fc")
+    exe = net.simple_bind(mx.cpu(), data=(1, 3), grad_req="null")
+    exe.arg_dict["fc_weight"][:] = 1
+    seen = {}
+
+    def callback(name, arr):
+        arr = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        seen[mx.base.py_str(name)] = arr.min().asscalar()
+
+    exe.set_monitor_callback(callback, monitor_all=True)
+    exe.forward(data=mx.nd.array([[1, -2, 4]]))
+    assert seen == {"data": -2, "fc_data": -2, "fc_weight": 1, "fc_output": 3}

@@ -204,3 +204,28 @@ def test_window_helpers():
     with pytest.raises(IndexError, match="out of bounds"):
         _view.basic_index(5, (3,))
     assert not _view.is_basic([0, 1]) and not _view.is_basic(True) and _view.is_basic((None, 0))
+
+
+
+def test_an_array_made_from_a_handle_shares_the_elements_of_the_array_that_gave_it():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    ro = mx.nd.NDArray(ctypes.cast(a, mx.base.NDArrayHandle), writable=False)  # a monitor callback's idiom
+    assert not ro.writable and a.writable
+    with pytest.raises(mx.base.MXNetError, match="writable=False"):
+        ro[:] = 0
+    rw = mx.nd.NDArray(a.handle)          # writable: a write through it shows in `a`
+    rw[0] = 9
+    np.testing.assert_array_equal(a.asnumpy(), [[9, 9], [3, 4]])
+    np.testing.assert_array_equal(ro.asnumpy(), [[9, 9], [3, 4]])
+    view = a[1]
+    row = mx.nd.NDArray(ctypes.cast(view, mx.base.NDArrayHandle))   # a view's handle: the same window
+    row[:] = 7
+    np.testing.assert_array_equal(a.asnumpy(), [[9, 9], [7, 7]])
+
+
+def test_a_handle_of_no_live_array_is_refused():
+    a = mx.nd.ones((2,))
+    h = a.handle.value
+    del a
+    with pytest.raises(mx.base.MXNetError, match="not the handle of a live NDArray"):
+        mx.nd.NDArray(ctypes.c_void_p(h))

@@ -17,10 +17,11 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from .. import random as _random
-from ..base import MXNetError
+from ..base import DeferredError, MXNetError
 from ..compile import store
 from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
+from ..ndarray import _view as _nd_view
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
@@ -176,22 +177,27 @@ class Executor:
         else:
             key, counter = _random.base_key(), np.uint32(0)
         self._pending = None
-        if not is_train:
-            outs, _ = self._compiled("infer")(args, aux, key, counter)
-            self._last = (args, aux, key, counter, False)
-        elif any(self._diff) and all(self._loss_heads):
-            outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
-            self._pending = (grads, new_aux)
-            self._last = (args, aux, key, counter, True)
-        elif any(self._diff) and self._forward_by_train():
-            zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
-                          for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
-            outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
-            self._unused_train_fwds += 1
-            self._last = (args, aux, key, counter, True)
-        else:
-            outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
-            self._last = (args, aux, key, counter, True)
+        try:
+            if not is_train:
+                outs, _ = self._compiled("infer")(args, aux, key, counter)
+                self._last = (args, aux, key, counter, False)
+            elif any(self._diff) and all(self._loss_heads):
+                outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
+                self._pending = (grads, new_aux)
+                self._last = (args, aux, key, counter, True)
+            elif any(self._diff) and self._forward_by_train():
+                zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
+                              for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
+                outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+                self._unused_train_fwds += 1
+                self._last = (args, aux, key, counter, True)
+            else:
+                outs, _ = self._compiled("train_fwd")(args, aux, key, counter)
+                self._last = (args, aux, key, counter, True)
+        except DeferredError as e:  # as MXNet: an op's run-time check fails when an output is read
+            for h in self.outputs:
+                _nd_view.fail(h, e)
+            return self.outputs
         self._set_outputs(outs)
         if self._monitor is not None:
             cb, monitor_all, mon = self._monitor

@@ -16,9 +16,11 @@ elements), so which index gives a view and which a copy follows MXNet's rule
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import numbers
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -258,3 +260,80 @@ def getitem(arr, key):
         return make(arr, begin, final)
     src = arr._data
     return arr._new(host_getitem(src, slices).reshape(final) if on_host(src) else src[slices].reshape(final))
+
+
+# --- handles: MXNet's `NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)` -------------
+# A handle is the id of a live NDArray that handed it out; the registry holds it weakly, so
+# a handle outlives nothing and an id reused by a later object is never found by mistake.
+_HANDLES = weakref.WeakValueDictionary()
+
+
+def handle_of(arr):
+    """`arr`'s handle (a `ctypes.c_void_p`, MXNet's NDArrayHandle), valid while `arr` lives."""
+    _HANDLES[id(arr)] = arr
+    return ctypes.c_void_p(id(arr))
+
+
+class ReadOnly:
+    """The data of an array made with `writable=False`: it reads its source, refuses writes."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, src):
+        self.src = src
+
+    def read(self):
+        return self.src._data
+
+    def write(self, value) -> None:
+        raise MXNetError("this NDArray was made with writable=False: it cannot be written to")
+
+
+def from_handle(arr, data, writable: bool) -> None:
+    """Make `arr` share `data`'s elements: a view of the array whose handle `data` is, or
+    (not writable) a read-only array over `data` itself."""
+    from .ndarray import NDArray
+    if isinstance(data, ctypes.c_void_p):
+        src = _HANDLES.get(data.value) if data.value is not None else None
+        if src is None:
+            raise MXNetError(f"NDArray: handle {data.value} is not the handle of a live NDArray "
+                             "(a handle is valid while the array that gave it lives)")
+    elif isinstance(data, NDArray):
+        src = data
+    else:
+        src = NDArray(data)
+    label = getattr(src, "_ctx", None)
+    if label is not None:
+        arr._ctx = label
+    if writable:
+        pw = getattr(src, "_vw", None)
+        arr._vw = Window(pw.root, pw.begin, pw.shape) if isinstance(pw, Window) else Window(src, 0, src.shape)
+    else:
+        arr._vw = ReadOnly(src)
+
+
+class Failed:
+    """The data of an output whose computation failed a run-time check: reading it raises the
+    check's error (as MXNet's engine does when a result is read); a write replaces it."""
+
+    __slots__ = ("arr", "error")
+
+    def __init__(self, arr, error):
+        self.arr, self.error = arr, error
+
+    def read(self):
+        raise self.error
+
+    def write(self, value) -> None:
+        del self.arr._vw
+        self.arr._arr = value
+
+
+def fail(arr, error) -> None:
+    """Make reading `arr` raise `error` until it is written (an executor output only)."""
+    try:
+        del arr._arr
+    except AttributeError:
+        if not isinstance(getattr(arr, "_vw", None), Failed):
+            raise error from None  # a view of another array: the error now, as it cannot wait
+    arr._vw = Failed(arr, error)

@@ -9,6 +9,7 @@ writes a window of its base's (`_view.py`). Indexing and assignment are in
 """
 from __future__ import annotations
 
+import ctypes
 import numbers
 import threading
 from collections import OrderedDict
@@ -68,8 +69,11 @@ class NDArray(Indexing):
     __slots__ = ("_arr", "_vw", "_ag", "_ctx", "__weakref__")
     __array_priority__ = 1000.0
 
-    def __init__(self, data):
-        self._arr = data
+    def __init__(self, data, writable=True):
+        if isinstance(data, ctypes.c_void_p) or not writable:  # MXNet's NDArray(handle, writable)
+            _view.from_handle(self, data, writable)
+        else:
+            self._arr = data
 
     @property
     def _data(self):
@@ -140,7 +144,14 @@ class NDArray(Indexing):
 
     @property
     def writable(self) -> bool:
-        return True
+        return not isinstance(getattr(self, "_vw", None), _view.ReadOnly)
+
+    @property
+    def handle(self):
+        """MXNet's `NDArrayHandle` of this array (`NDArray(handle)` is a view of it), while it lives."""
+        return _view.handle_of(self)
+
+    _as_parameter_ = handle  # ctypes.cast(arr, NDArrayHandle), as MXNet's monitor callbacks write
 
     # --- conversion -----------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:

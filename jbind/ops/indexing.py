@@ -10,8 +10,9 @@ from typing import Literal, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..base import np_dtype
+from ..base import DeferredError, np_dtype
 from ._base import Op, register
 from .shape import _axis, _index_types, _int_index
 
@@ -87,7 +88,8 @@ class slice(Op):  # noqa: A001  (MXNet's op name)
 @register
 class take(Op):
     """Gather slices of `a` along `axis` at `indices`; out-of-range indices are clipped or
-    wrapped ('raise' behaves as 'clip'). No gradient flows to `indices`."""
+    wrapped, or with 'raise' (as MXNet: valid indices are 0 .. n-1) make the program fail
+    with an MXNetError when it runs. No gradient flows to `indices`."""
     axis: int = 0
     mode: Literal["clip", "wrap", "raise"] = "clip"
 
@@ -107,8 +109,30 @@ class take(Op):
         a, idx = ins[0], _int_index(ins[1])
         ax = self.axis % a.ndim
         n = a.shape[ax]
+        if self.mode == "raise":
+            idx = _check_in_range(idx, n, "take")
         idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
         return [jnp.take(a, idx, axis=ax, mode="clip")], aux
+
+
+def _check_in_range(idx, n, who):
+    """`idx`, through a host check that fails the running program (an MXNetError from the
+    call) if an index is outside 0 .. n-1."""
+    from ..compile import store
+    from .custom import _fail
+    if not idx.size:
+        return idx
+    store.unstorable()  # the executable calls back into Python: it cannot go to a file
+
+    def check(lo, hi):  # under vmap, lo and hi hold one value per batch element
+        low, high = int(np.min(lo)), int(np.max(hi))
+        if low < 0 or high >= n:
+            _fail(DeferredError(f"{who}: indices out of bound: {low if low < 0 else high} is not in "
+                                f"[0, {n - 1}] (mode='raise')"))
+        return np.zeros(np.shape(lo), idx.dtype)
+    # the check's zero is added to the indices, so the gather waits for it and it is never dropped
+    return idx + jax.pure_callback(check, jax.ShapeDtypeStruct((), idx.dtype), jnp.min(idx), jnp.max(idx),
+                                   vmap_method="expand_dims")
 
 
 @register
