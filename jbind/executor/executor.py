@@ -66,6 +66,10 @@ class Executor:
         self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
         self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
         self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
+        self._diff_idx = [k for k, d in enumerate(plan.diff) if d]
+        # arguments without a gradient whose buffer grad_req 'write' fills with zeros
+        self._nograd_write = [k for k, (d, r) in enumerate(zip(plan.diff, plan.grad_req)) if not d and r == "write"]
+        self._dkey = (None, None)  # (the generator's key data, its copy on this device)
         self._unused_train_fwds = 0  # training forwards run by the training function, no backward since
 
     def _draws_at_inference(self) -> bool:
@@ -175,6 +179,7 @@ class Executor:
             key, counter = _random.next_draw()
         else:
             key, counter = _random.base_key(), np.uint32(0)
+        key = self._device_key(key)
         self._pending = None
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)
@@ -197,6 +202,15 @@ class Executor:
             cb, monitor_all, mon = self._monitor
             _monitor.report(cb, mon.forward_entries(self._last, monitor_all))
         return self.outputs
+
+    def _device_key(self, key):
+        """The generator's key data (a host array, the same object until reseeded) on this
+        executor's device: one transfer per seed, not per step."""
+        host, dev = self._dkey
+        if host is not key:
+            dev = jax.device_put(key, self._device)
+            self._dkey = (key, dev)
+        return dev
 
     def _old_grads(self):
         return tuple(self.grad_arrays[k]._data for k in range(len(self._diff)) if self._diff[k] and self._add[k])
@@ -236,10 +250,9 @@ class Executor:
 
     def _publish(self, grads, new_aux):
         """Hand a training step's gradients and aux states to their handles."""
-        it = iter(grads)
-        for k, d in enumerate(self._diff):
-            if d:
-                self.grad_arrays[k]._data = next(it)
+        ga = self.grad_arrays
+        for k, g in zip(self._diff_idx, grads):
+            ga[k]._data = g
         for k in self._zero_idx:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's
             h = self.grad_arrays[k]
             h._data = cached_zeros(h.shape, h.dtype, self._device)
@@ -250,9 +263,9 @@ class Executor:
     def _zero_integer_grads(self):
         """An integer argument (an index, a length) has no gradient: as MXNet's backward
         does, grad_req 'write' leaves zeros in its buffer."""
-        for k, (d, req) in enumerate(zip(self._diff, self._grad_req)):
+        for k in self._nograd_write:
             h = self.grad_arrays[k]
-            if not d and req == "write" and h is not None and h._data is not None:
+            if h is not None and h._data is not None:
                 h._data = cached_zeros(h._data.shape, h._data.dtype, self._device)
 
     def _head_grads(self, out_grads):

@@ -30,6 +30,7 @@ from ._lazy import optax
 from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
+from ._packed import pack_rates, unpack_rates
 from ..ndarray import NDArray
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
@@ -279,10 +280,8 @@ class Optimizer:
         return self._jitted("one", lambda: self.step)
 
     def _batch_step(self):
-        def run(weights, grads, states, rates, counts):
-            n = len(weights)
-            return self.step_tree(weights, grads, states, tuple(rates[0, i] for i in range(n)),
-                                  tuple(rates[1, i] for i in range(n)), tuple(counts[i] for i in range(n)))
+        def run(weights, grads, states, packed):
+            return self.step_tree(weights, grads, states, *unpack_rates(packed, len(weights)))
         return self._jitted("batch", lambda: run)
 
     def _can_batch(self, weights, grads) -> bool:
@@ -302,13 +301,15 @@ class Optimizer:
                 self.update_multi_precision(i, w, g, s)
             return
         lrs, wds, ts = self.prepare(list(indices))
+        # the base class's state mapping (`_can_batch`), over every parameter at once
+        slots, tree = jax.tree.flatten(tuple(states))
         new_weights, new_states = self._batch_step()(
             tuple(w._data for w in weights), tuple(g._data for g in grads),
-            tuple(self._functional_state(s) for s in states),
-            np.array((lrs, wds), np.float32).reshape(2, len(indices)), np.array(ts, np.int32))
-        for w, s, nw, ns in zip(weights, states, new_weights, new_states):
+            tree.unflatten([h._data for h in slots]), pack_rates(lrs, wds, ts))
+        for w, nw in zip(weights, new_weights):
             w._data = nw
-            self._store_state(s, ns)
+        for h, v in zip(slots, jax.tree.leaves(new_states)):
+            h._data = v
 
     # --- MXNet's imperative API -----------------------------------------------------------------
     def create_state(self, index, weight: NDArray):
