@@ -31,6 +31,11 @@ from ..symbol.lower import make_forward, make_train
 from ..symbol.rolled import cache_suffix
 
 
+# device -> (number, the same number as a device scalar): what the last training run
+# there returned, its draw counter + 1 (one tuple, replaced whole, so threads never mix two)
+_NEXT_COUNTER: dict = {}
+
+
 class Executor:
     """MXNet's `Executor`: `forward`, `backward`, `outputs`, `arg_dict`, `grad_dict`, `aux_dict`."""
 
@@ -142,8 +147,9 @@ class Executor:
                     if self._diff[k] and self._add[k])
 
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
+            # -> (outputs, gradients, new aux states, the next draw's counter: `_device_counter`)
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
-            return train(args, aux, k, head_grads, old_grads)
+            return (*train(args, aux, k, head_grads, old_grads), counter + np.uint32(1))
         specs = (tuple(self._spec(h) for h in self.arg_arrays), tuple(self._spec(h) for h in self.aux_arrays),
                  jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding),
                  jax.ShapeDtypeStruct((), np.uint32, sharding=sharding), heads, old)
@@ -181,17 +187,22 @@ class Executor:
             key, counter = _random.base_key(), np.uint32(0)
         key = self._device_key(key)
         self._pending = None
+        drawn = counter
+        if is_train and any(self._diff):
+            counter = self._device_counter(counter)
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)
             self._last = (args, aux, key, counter, False)
         elif any(self._diff) and all(self._loss_heads):
-            outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
+            outs, grads, new_aux, nxt = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
+            _NEXT_COUNTER[self._device] = ((int(drawn) + 1) & 0xFFFFFFFF, nxt)
             self._pending = (grads, new_aux)
             self._last = (args, aux, key, counter, True)
         elif any(self._diff) and self._forward_by_train():
             zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
                           for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
-            outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+            outs, _, _, nxt = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+            _NEXT_COUNTER[self._device] = ((int(drawn) + 1) & 0xFFFFFFFF, nxt)
             self._unused_train_fwds += 1
             self._last = (args, aux, key, counter, True)
         else:
@@ -211,6 +222,13 @@ class Executor:
             dev = jax.device_put(key, self._device)
             self._dkey = (key, dev)
         return dev
+
+    def _device_counter(self, counter):
+        """`counter` as the training program takes it: the device scalar the last training
+        run on this device returned (its counter + 1) when that is the one drawn, so a
+        training loop sends no counter to the device; else the host number."""
+        host, dev = _NEXT_COUNTER.get(self._device, (None, None))
+        return dev if host == counter else counter
 
     def _old_grads(self):
         return tuple(self.grad_arrays[k]._data for k in range(len(self._diff)) if self._diff[k] and self._add[k])
@@ -235,7 +253,7 @@ class Executor:
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
             mode = "train" if is_train else "train_infer"  # MXNet's backward(is_train=False)
-            outs, grads, new_aux = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
+            outs, grads, new_aux, _ = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
             if trained and is_train:
                 self._set_outputs(outs)
             else:

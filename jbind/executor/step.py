@@ -5,9 +5,11 @@ Module.fit uses it when nothing between the three needs the intermediate results
 are donated, so XLA updates them in place. The separate forward() / backward() /
 update() calls keep MXNet's meaning and give the same numbers.
 
-A step costs one host-to-device transfer besides the batch: the random key, the draw
-counter, and the per-parameter update counts, learning rates and decays travel packed
-in one uint32 array (`pack_rates`). What depends only on the configuration (the compiled
+The random key, the draw counter, and the per-parameter update counts, learning rates
+and decays travel packed in one uint32 array (`pack_rates`), and the program returns
+that array as the next step will most likely want it: a step that finds it so sends
+nothing to the device besides the batch (a transfer costs about what a small model's
+whole step runs). What depends only on the configuration (the compiled
 program, the positions of the other arguments) is a `_Step`, memoized on the executor.
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .. import random as _random
 from ..compile import store
 from ..compile._options import compile_lowered
 from ..compile.cache import CACHE, CacheKey
-from ..optimizer._packed import pack_rates, rates_spec, unpack_rates
+from ..optimizer._packed import Predicted, increment, pack_rates, rates_spec, unpack_rates
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_train
 from ..symbol.rolled import cache_suffix
@@ -35,10 +37,27 @@ def fusable(exe) -> bool:
 class _Step:
     """One configuration's compiled step and the argument positions it reads."""
 
-    __slots__ = ("fn", "param_pos", "others")
+    __slots__ = ("fn", "param_pos", "others", "next")
 
-    def __init__(self, fn, param_pos, others):
+    def __init__(self, fn, param_pos, others, device):
         self.fn, self.param_pos, self.others = fn, param_pos, others
+        self.next = _predicted(device, len(param_pos))
+
+
+# (device, number of parameters) -> the packed numbers the next fused step there likely
+# takes: shared by every executor (every bucket) stepping on that device.
+_NEXT: dict = {}
+
+
+def _predicted(device, n) -> Predicted:
+    p = _NEXT.get((device, n))
+    if p is None:
+        p = _NEXT.setdefault((device, n), Predicted(_increment(n)))
+    return p
+
+
+def _increment(n):
+    return increment(n, lead=(0, 0, 1))  # the key stays, the counter moves on
 
 
 def _step_of(exe, opt, param_pos, states) -> _Step:
@@ -54,7 +73,7 @@ def _step_of(exe, opt, param_pos, states) -> _Step:
     key = CacheKey(fp, shapes, dtypes, req, tag, devs)
     fn = CACHE.get(key, lambda: _build(exe, opt, param_pos, states))
     others = tuple(k for k in range(len(exe.arg_arrays)) if k not in param_pos)
-    st = exe._fns[memo] = _Step(fn, param_pos, others)
+    st = exe._fns[memo] = _Step(fn, param_pos, others, exe._device)
     return st
 
 
@@ -76,6 +95,7 @@ def _build(exe, opt, param_pos, states):
     others = tuple(k for k in range(len(exe.arg_arrays)) if k not in param_pos)
     sharding = SingleDeviceSharding(exe._device)
     n = len(param_pos)
+    inc = _increment(n)
 
     def jbind_step(params, other_args, aux, packed, opt_states):
         lrs, wds, ts = unpack_rates(packed, n, start=3)
@@ -84,7 +104,7 @@ def _build(exe, opt, param_pos, states):
         by_pos = dict(zip(diff_pos, grads))
         new_params, new_states = opt.step_tree(params, tuple(by_pos[p] for p in param_pos), opt_states,
                                                lrs, wds, ts)
-        return outs, grads, new_aux, new_params, new_states
+        return outs, grads, new_aux, new_params, new_states, packed + inc
 
     def spec(a):
         return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
@@ -146,9 +166,11 @@ def run_step(exe, opt, param_pos, state_handles, lrs, wds, ts):
     states = tree.unflatten([h._data for h in slots])
     st = _step_of(exe, opt, tuple(param_pos), states)
     key, counter = _random.next_draw()
-    outs, grads, new_aux, new_params, new_states = st.fn(
+    buf = pack_rates(lrs, wds, ts, lead=(*key, counter))
+    outs, grads, new_aux, new_params, new_states, nxt = st.fn(
         tuple(h._data for h in weights), tuple(arg_arrays[k]._data for k in st.others),
-        tuple(h._data for h in exe.aux_arrays), pack_rates(lrs, wds, ts, lead=(*key, counter)), states)
+        tuple(h._data for h in exe.aux_arrays), st.next.pick(buf), states)
+    st.next.after(buf, nxt)
     exe._set_outputs(outs)
     exe._pending = None
     exe._last = None

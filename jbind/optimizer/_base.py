@@ -30,7 +30,7 @@ from ._lazy import optax
 from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
-from ._packed import pack_rates, unpack_rates
+from ._packed import Predicted, increment, pack_rates, unpack_rates
 from ..ndarray import NDArray
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
@@ -280,8 +280,9 @@ class Optimizer:
         return self._jitted("one", lambda: self.step)
 
     def _batch_step(self):
-        def run(weights, grads, states, packed):
-            return self.step_tree(weights, grads, states, *unpack_rates(packed, len(weights)))
+        def run(weights, grads, states, packed):  # -> (weights, states, the next update's packed rates)
+            inc = increment(len(weights))
+            return (*self.step_tree(weights, grads, states, *unpack_rates(packed, len(weights))), packed + inc)
         return self._jitted("batch", lambda: run)
 
     def _can_batch(self, weights, grads) -> bool:
@@ -303,9 +304,15 @@ class Optimizer:
         lrs, wds, ts = self.prepare(list(indices))
         # the base class's state mapping (`_can_batch`), over every parameter at once
         slots, tree = jax.tree.flatten(tuple(states))
-        new_weights, new_states = self._batch_step()(
-            tuple(w._data for w in weights), tuple(g._data for g in grads),
-            tree.unflatten([h._data for h in slots]), pack_rates(lrs, wds, ts))
+        buf, ws = pack_rates(lrs, wds, ts), tuple(w._data for w in weights)
+        table = self.__dict__.setdefault("_next_rates", {})  # indices -> Predicted (not pickled)
+        nxt = table.get(tuple(indices))
+        where = ws[0].sharding
+        if nxt is None or (nxt.dev is not None and nxt.dev.sharding != where):
+            nxt = table[tuple(indices)] = Predicted(increment(len(ws)))
+        new_weights, new_states, dev = self._batch_step()(
+            ws, tuple(g._data for g in grads), tree.unflatten([h._data for h in slots]), nxt.pick(buf, where))
+        nxt.after(buf, dev)
         for w, nw in zip(weights, new_weights):
             w._data = nw
         for h, v in zip(slots, jax.tree.leaves(new_states)):
@@ -371,6 +378,7 @@ class Optimizer:
         ret = self.__dict__.copy()
         ret.pop("param_dict", None)
         ret.pop("_jit_cache", None)
+        ret.pop("_next_rates", None)
         return ret
 
     def __setstate__(self, state):
