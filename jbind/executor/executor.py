@@ -72,6 +72,7 @@ class Executor:
         self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
         self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
         self._diff_idx = [k for k, d in enumerate(plan.diff) if d]
+        self._add_idx = [k for k in self._diff_idx if plan.add[k]]  # gradients grad_req 'add' sums into
         # arguments without a gradient whose buffer grad_req 'write' fills with zeros
         self._nograd_write = [k for k, (d, r) in enumerate(zip(plan.diff, plan.grad_req)) if not d and r == "write"]
         self._dkey = (None, None)  # (the generator's key data, its copy on this device)
@@ -231,7 +232,7 @@ class Executor:
         return dev if host == counter else counter
 
     def _old_grads(self):
-        return tuple(self.grad_arrays[k]._data for k in range(len(self._diff)) if self._diff[k] and self._add[k])
+        return tuple(self.grad_arrays[k]._data for k in self._add_idx)
 
     def backward(self, out_grads=None, is_train: bool = True):
         """Publish gradients (and aux updates) of the last forward.

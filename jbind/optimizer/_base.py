@@ -158,21 +158,21 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[device_id]
 
     def _update_count(self, index) -> None:
+        counts, num = self._index_update_count, self.num_update
         for idx in index if isinstance(index, (list, tuple)) else [index]:
-            if idx not in self._index_update_count:
-                self._index_update_count[idx] = self.begin_num_update
-            self._index_update_count[idx] += 1
-            self.num_update = max(self._index_update_count[idx], self.num_update)
+            c = counts[idx] = counts.get(idx, self.begin_num_update) + 1
+            num = max(c, num)
+        self.num_update = num
 
     def _mult(self, indices, base, mults, attr):
-        out = [base for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                out[i] *= getattr(self.param_dict[index], attr)
+        out, params, names = [], self.param_dict, self.idx2name
+        for index in indices:
+            if index in params:
+                out.append(base * getattr(params[index], attr))
             elif index in mults:
-                out[i] *= mults[index]
-            elif index in self.idx2name:
-                out[i] *= mults.get(self.idx2name[index], 1.0)
+                out.append(base * mults[index])
+            else:
+                out.append(base * mults.get(names[index], 1.0) if index in names else base)
         return out
 
     def _get_lrs(self, indices) -> list:
@@ -190,9 +190,9 @@ class Optimizer:
 
     def prepare(self, indices) -> tuple:
         """Count one update of each index; return `(lrs, wds, ts)` for `step`, as MXNet computes them."""
-        self._update_count(list(indices))
-        return (self._get_lrs(list(indices)), self._get_wds(list(indices)),
-                [self._index_update_count[i] for i in indices])
+        indices = list(indices)
+        self._update_count(indices)
+        return self._get_lrs(indices), self._get_wds(indices), [self._index_update_count[i] for i in indices]
 
     # --- the functional rule --------------------------------------------------------------------
     def _tx(self, lr, wd, t) -> optax.GradientTransformation:
