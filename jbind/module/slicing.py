@@ -65,11 +65,12 @@ def load_slices(sources, targets, axes, what):
     for src, dst, ax in zip(sources, targets, axes):
         data = src._data if isinstance(src, NDArray) else np.asarray(src)
         for sl, handle in dst:
-            if sl.start == 0 and sl.stop == data.shape[ax] and handle.shape == tuple(data.shape):
+            whole = sl.start == 0 and sl.stop == data.shape[ax]
+            if whole and _same_buffer_kind(handle, data):  # jax arrays are immutable: share it
+                handle._data = data
+                continue
+            if whole and handle.shape == tuple(data.shape):
                 part = data
-                if _same_buffer_kind(handle, data):  # jax arrays are immutable: share it
-                    handle._data = data
-                    continue
             else:
                 idx = [slice(None)] * data.ndim
                 idx[ax] = sl
@@ -79,11 +80,13 @@ def load_slices(sources, targets, axes, what):
 
 def _same_buffer_kind(handle, data) -> bool:
     """`data` (a whole batch array) may become `handle`'s array as it is: a jax array of
-    the handle's dtype on the handle's device, and no autograd recording to see the write."""
+    the handle's shape and dtype on the handle's device, and no autograd recording to see
+    the write."""
     if type(handle) is not NDArray or _AG.recording or not isinstance(data, jax.Array):
         return False
     mine = handle._data
-    return isinstance(mine, jax.Array) and mine.dtype == data.dtype and mine.sharding == data.sharding
+    return (isinstance(mine, jax.Array) and mine.shape == data.shape and mine.dtype == data.dtype
+            and mine.sharding == data.sharding)
 
 
 def merge_outputs(arrays, axis):
