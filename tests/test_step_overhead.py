@@ -8,8 +8,7 @@ import pytest
 import jbind as mx
 from jbind import random as random_mod
 from jbind.executor import step as step_mod
-from jbind.executor import executor as executor_mod
-from jbind.executor.executor import Executor
+from jbind.executor import _draws
 from jbind.optimizer._packed import Predicted, increment, pack_rates
 
 
@@ -47,7 +46,7 @@ def _host_only(monkeypatch):
     """Every step sends its numbers from the host (the path without any prediction)."""
     monkeypatch.setattr(Predicted, "pick", lambda self, buf, sharding=None:
                         buf if sharding is None else jax.device_put(buf, sharding))
-    monkeypatch.setattr(Executor, "_device_counter", lambda self, counter: counter)
+    monkeypatch.setattr(_draws, "device_counter", lambda device, counter: counter)
 
 
 def _run_module(how, bucketing=False):
@@ -113,10 +112,10 @@ def test_executor_counter_on_the_device_matches_the_host_path(monkeypatch):
             got.append([exe.outputs[0].asnumpy()] + [g.asnumpy() for g in exe.grad_arrays if g is not None])
         return exe, got
     exe, fast = run()
-    host, dev = executor_mod._NEXT_COUNTER[exe._device]
+    host, dev = _draws.NEXT_COUNTER[exe._device]
     assert int(dev) == host == random_mod._get("cpu", 0).counter, "the next draw's counter, on the device"
     with monkeypatch.context() as m:
-        m.setattr(Executor, "_device_counter", lambda self, counter: counter)
+        m.setattr(_draws, "device_counter", lambda device, counter: counter)
         _, slow = run()
     for a, b in zip(fast, slow):
         for x, y in zip(a, b):

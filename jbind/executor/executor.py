@@ -24,16 +24,11 @@ from ..compile.cache import CACHE, CacheKey
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
-from . import _monitor
+from . import _draws, _monitor
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
 from ..symbol.rolled import cache_suffix
-
-
-# device -> (number, the same number as a device scalar): what the last training run
-# there returned, its draw counter + 1 (one tuple, replaced whole, so threads never mix two)
-_NEXT_COUNTER: dict = {}
 
 
 class Executor:
@@ -148,7 +143,7 @@ class Executor:
                     if self._diff[k] and self._add[k])
 
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
-            # -> (outputs, gradients, new aux states, the next draw's counter: `_device_counter`)
+            # -> (outputs, gradients, new aux states, the next draw's counter: see `_draws`)
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
             return (*train(args, aux, k, head_grads, old_grads), counter + np.uint32(1))
         specs = (tuple(self._spec(h) for h in self.arg_arrays), tuple(self._spec(h) for h in self.aux_arrays),
@@ -186,24 +181,24 @@ class Executor:
             key, counter = _random.next_draw()
         else:
             key, counter = _random.base_key(), np.uint32(0)
-        key = self._device_key(key)
+        key = _draws.device_key(self, key)
         self._pending = None
         drawn = counter
         if is_train and any(self._diff):
-            counter = self._device_counter(counter)
+            counter = _draws.device_counter(self._device, counter)
         if not is_train:
             outs, _ = self._compiled("infer")(args, aux, key, counter)
             self._last = (args, aux, key, counter, False)
         elif any(self._diff) and all(self._loss_heads):
             outs, grads, new_aux, nxt = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
-            _NEXT_COUNTER[self._device] = ((int(drawn) + 1) & 0xFFFFFFFF, nxt)
+            _draws.ran(self._device, drawn, nxt)
             self._pending = (grads, new_aux)
             self._last = (args, aux, key, counter, True)
         elif any(self._diff) and self._forward_by_train():
             zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
                           for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
             outs, _, _, nxt = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
-            _NEXT_COUNTER[self._device] = ((int(drawn) + 1) & 0xFFFFFFFF, nxt)
+            _draws.ran(self._device, drawn, nxt)
             self._unused_train_fwds += 1
             self._last = (args, aux, key, counter, True)
         else:
@@ -214,22 +209,6 @@ class Executor:
             cb, monitor_all, mon = self._monitor
             _monitor.report(cb, mon.forward_entries(self._last, monitor_all))
         return self.outputs
-
-    def _device_key(self, key):
-        """The generator's key data (a host array, the same object until reseeded) on this
-        executor's device: one transfer per seed, not per step."""
-        host, dev = self._dkey
-        if host is not key:
-            dev = jax.device_put(key, self._device)
-            self._dkey = (key, dev)
-        return dev
-
-    def _device_counter(self, counter):
-        """`counter` as the training program takes it: the device scalar the last training
-        run on this device returned (its counter + 1) when that is the one drawn, so a
-        training loop sends no counter to the device; else the host number."""
-        host, dev = _NEXT_COUNTER.get(self._device, (None, None))
-        return dev if host == counter else counter
 
     def _old_grads(self):
         return tuple(self.grad_arrays[k]._data for k in self._add_idx)
