@@ -155,12 +155,19 @@ def context_of_device(device) -> Context:
     return ctx
 
 
+_LOCAL_INDEX: dict = {}  # device -> its index: a process's local devices never change
+
+
 def _local_index(device) -> int:
     """The device's position among this process's devices of its platform (MXNet's device_id)."""
-    try:
-        return jax.local_devices(backend=device.platform).index(device)
-    except (RuntimeError, ValueError):
-        return device.id
+    i = _LOCAL_INDEX.get(device)
+    if i is None:
+        try:
+            i = jax.local_devices(backend=device.platform).index(device)
+        except (RuntimeError, ValueError):
+            i = device.id
+        _LOCAL_INDEX[device] = i
+    return i
 
 
 def check_group2ctx(group2ctx, contexts) -> None:

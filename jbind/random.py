@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from ._mxrandom import Sampler
+from .context import current_context, parse
 
 _SAMPLERS = ("uniform", "normal", "randn", "exponential", "gamma", "poisson", "negative_binomial",
              "generalized_negative_binomial", "multinomial", "shuffle", "randint")
@@ -73,7 +74,6 @@ def seed(seed_state: int, ctx="all") -> None:
 def _generator(ctx) -> _Generator:
     """The generator of `ctx` (a Context, a string such as 'gpu(1)', or None for the current
     context); call under _lock."""
-    from .context import current_context, parse
     ctx = parse(ctx) or current_context()
     if ctx.device_type == "gpu":
         return _get(("gpu", ctx.device_id), ctx.device_id)

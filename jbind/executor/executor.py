@@ -25,7 +25,7 @@ from ..ndarray import _view as _nd_view
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
-from . import _monitor
+from . import _draws, _monitor
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
@@ -67,6 +67,11 @@ class Executor:
         self._cse = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"
         self._monitor = None      # (callback, monitor_all, _monitor.Monitor) once installed
         self._zero_idx = [k for k, z in enumerate(plan.zero_write) if z]
+        self._diff_idx = [k for k, d in enumerate(plan.diff) if d]
+        self._add_idx = [k for k in self._diff_idx if plan.add[k]]  # gradients grad_req 'add' sums into
+        # arguments without a gradient whose buffer grad_req 'write' fills with zeros
+        self._nograd_write = [k for k, (d, r) in enumerate(zip(plan.diff, plan.grad_req)) if not d and r == "write"]
+        self._dkey = (None, None)  # (the generator's key data, its copy on this device)
         self._unused_train_fwds = 0  # training forwards run by the training function, no backward since
 
     def _draws_at_inference(self) -> bool:
@@ -139,8 +144,9 @@ class Executor:
                     if self._diff[k] and self._add[k])
 
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
+            # -> (outputs, gradients, new aux states, the next draw's counter: see `_draws`)
             k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
-            return train(args, aux, k, head_grads, old_grads)
+            return (*train(args, aux, k, head_grads, old_grads), counter + np.uint32(1))
         specs = (tuple(self._spec(h) for h in self.arg_arrays), tuple(self._spec(h) for h in self.aux_arrays),
                  jax.ShapeDtypeStruct((2,), np.uint32, sharding=sharding),
                  jax.ShapeDtypeStruct((), np.uint32, sharding=sharding), heads, old)
@@ -176,19 +182,25 @@ class Executor:
             key, counter = _random.next_draw()
         else:
             key, counter = _random.base_key(), np.uint32(0)
+        key = _draws.device_key(self, key)
         self._pending = None
+        drawn = counter
+        if is_train and any(self._diff):
+            counter = _draws.device_counter(self._device, counter)
         try:
             if not is_train:
                 outs, _ = self._compiled("infer")(args, aux, key, counter)
                 self._last = (args, aux, key, counter, False)
             elif any(self._diff) and all(self._loss_heads):
-                outs, grads, new_aux = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
+                outs, grads, new_aux, nxt = self._compiled("train")(args, aux, key, counter, (), self._old_grads())
+                _draws.ran(self._device, drawn, nxt)
                 self._pending = (grads, new_aux)
                 self._last = (args, aux, key, counter, True)
             elif any(self._diff) and self._forward_by_train():
                 zeros = tuple(jax.device_put(np.zeros(s, t), self._device)
                               for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
-                outs, _, _ = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+                outs, _, _, nxt = self._compiled("train")(args, aux, key, counter, zeros, self._old_grads())
+                _draws.ran(self._device, drawn, nxt)
                 self._unused_train_fwds += 1
                 self._last = (args, aux, key, counter, True)
             else:
@@ -205,7 +217,7 @@ class Executor:
         return self.outputs
 
     def _old_grads(self):
-        return tuple(self.grad_arrays[k]._data for k in range(len(self._diff)) if self._diff[k] and self._add[k])
+        return tuple(self.grad_arrays[k]._data for k in self._add_idx)
 
     def backward(self, out_grads=None, is_train: bool = True):
         """Publish gradients (and aux updates) of the last forward.
@@ -227,7 +239,7 @@ class Executor:
             heads = self._head_grads(out_grads)
             args, aux, key, counter, trained = self._last
             mode = "train" if is_train else "train_infer"  # MXNet's backward(is_train=False)
-            outs, grads, new_aux = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
+            outs, grads, new_aux, _ = self._compiled(mode)(args, aux, key, counter, heads, self._old_grads())
             if trained and is_train:
                 self._set_outputs(outs)
             else:
@@ -242,10 +254,9 @@ class Executor:
 
     def _publish(self, grads, new_aux):
         """Hand a training step's gradients and aux states to their handles."""
-        it = iter(grads)
-        for k, d in enumerate(self._diff):
-            if d:
-                self.grad_arrays[k]._data = next(it)
+        ga = self.grad_arrays
+        for k, g in zip(self._diff_idx, grads):
+            ga[k]._data = g
         for k in self._zero_idx:  # no gradient path (BlockGrad): 'write' writes zeros, as MXNet's
             h = self.grad_arrays[k]
             h._data = cached_zeros(h.shape, h.dtype, self._device)
@@ -256,9 +267,9 @@ class Executor:
     def _zero_integer_grads(self):
         """An integer argument (an index, a length) has no gradient: as MXNet's backward
         does, grad_req 'write' leaves zeros in its buffer."""
-        for k, (d, req) in enumerate(zip(self._diff, self._grad_req)):
+        for k in self._nograd_write:
             h = self.grad_arrays[k]
-            if not d and req == "write" and h is not None and h._data is not None:
+            if h is not None and h._data is not None:
                 h._data = cached_zeros(h._data.shape, h._data.dtype, self._device)
 
     def _head_grads(self, out_grads):

@@ -401,10 +401,11 @@ class Module(BaseModule):
         for i, (weights, grads) in enumerate(zip(g.param_arrays, g.grad_arrays)):
             if grads[0] is None:
                 continue
-            dev0 = weights[0]._data.devices().pop()
             total = grads[0]._data
-            for gr in grads[1:]:
-                total = total + jax.device_put(gr._data, dev0)
+            if len(grads) > 1:
+                dev0 = weights[0]._data.devices().pop()
+                for gr in grads[1:]:
+                    total = total + jax.device_put(gr._data, dev0)
             totals[i] = total
         if self._dist and totals:
             from .. import distributed

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..autograd._state import STATE as _AG
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 
@@ -64,13 +65,28 @@ def load_slices(sources, targets, axes, what):
     for src, dst, ax in zip(sources, targets, axes):
         data = src._data if isinstance(src, NDArray) else np.asarray(src)
         for sl, handle in dst:
-            if sl.start == 0 and sl.stop == data.shape[ax] and handle.shape == tuple(data.shape):
+            whole = sl.start == 0 and sl.stop == data.shape[ax]
+            if whole and _same_buffer_kind(handle, data):  # jax arrays are immutable: share it
+                handle._data = data
+                continue
+            if whole and handle.shape == tuple(data.shape):
                 part = data
             else:
                 idx = [slice(None)] * data.ndim
                 idx[ax] = sl
                 part = data[tuple(idx)]
             handle[:] = part
+
+
+def _same_buffer_kind(handle, data) -> bool:
+    """`data` (a whole batch array) may become `handle`'s array as it is: a jax array of
+    the handle's shape and dtype on the handle's device, and no autograd recording to see
+    the write."""
+    if type(handle) is not NDArray or _AG.recording or not isinstance(data, jax.Array):
+        return False
+    mine = handle._data
+    return (isinstance(mine, jax.Array) and mine.shape == data.shape and mine.dtype == data.dtype
+            and mine.sharding == data.sharding)
 
 
 def merge_outputs(arrays, axis):

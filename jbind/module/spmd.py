@@ -26,7 +26,7 @@ from ..compile._options import compile_lowered
 from .. import random as _random
 from ..compile import store
 from ..compile.cache import CACHE, CacheKey
-from ..executor.step import _OWNED, _own, merge_args
+from ..executor.step import _own, mark_owned, merge_args
 from ..symbol.infer import SHAPE, entry_values
 from ..symbol.lower import make_forward, make_train
 from ..symbol.rolled import cache_suffix
@@ -326,9 +326,9 @@ def run_step(runner, execs, opt, param_pos, state_handles, lrs, wds, ts):
             h._data = a[i]
         for k, w in zip(param_pos, per[3]):
             e.arg_arrays[k]._data = w[i]
-            _OWNED[id(w[i])] = w[i]
+            mark_owned(w[i])
     for handles, new in zip(state_handles, new_states):
         for h, v in zip(jax.tree.leaves(handles), jax.tree.leaves(new)):
             h._data = v.addressable_data(0)
-            _OWNED[id(h._data)] = h._data
+            mark_owned(h._data)
             runner._states[id(h)] = (h._data, v)

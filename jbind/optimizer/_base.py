@@ -30,6 +30,7 @@ from ._lazy import optax
 from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
+from ._packed import Predicted, increment, pack_rates, unpack_rates
 from ..ndarray import NDArray
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
@@ -157,21 +158,21 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[device_id]
 
     def _update_count(self, index) -> None:
+        counts, num = self._index_update_count, self.num_update
         for idx in index if isinstance(index, (list, tuple)) else [index]:
-            if idx not in self._index_update_count:
-                self._index_update_count[idx] = self.begin_num_update
-            self._index_update_count[idx] += 1
-            self.num_update = max(self._index_update_count[idx], self.num_update)
+            c = counts[idx] = counts.get(idx, self.begin_num_update) + 1
+            num = max(c, num)
+        self.num_update = num
 
     def _mult(self, indices, base, mults, attr):
-        out = [base for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                out[i] *= getattr(self.param_dict[index], attr)
+        out, params, names = [], self.param_dict, self.idx2name
+        for index in indices:
+            if index in params:
+                out.append(base * getattr(params[index], attr))
             elif index in mults:
-                out[i] *= mults[index]
-            elif index in self.idx2name:
-                out[i] *= mults.get(self.idx2name[index], 1.0)
+                out.append(base * mults[index])
+            else:
+                out.append(base * mults.get(names[index], 1.0) if index in names else base)
         return out
 
     def _get_lrs(self, indices) -> list:
@@ -189,9 +190,9 @@ class Optimizer:
 
     def prepare(self, indices) -> tuple:
         """Count one update of each index; return `(lrs, wds, ts)` for `step`, as MXNet computes them."""
-        self._update_count(list(indices))
-        return (self._get_lrs(list(indices)), self._get_wds(list(indices)),
-                [self._index_update_count[i] for i in indices])
+        indices = list(indices)
+        self._update_count(indices)
+        return self._get_lrs(indices), self._get_wds(indices), [self._index_update_count[i] for i in indices]
 
     # --- the functional rule --------------------------------------------------------------------
     def _tx(self, lr, wd, t) -> optax.GradientTransformation:
@@ -279,10 +280,9 @@ class Optimizer:
         return self._jitted("one", lambda: self.step)
 
     def _batch_step(self):
-        def run(weights, grads, states, rates, counts):
-            n = len(weights)
-            return self.step_tree(weights, grads, states, tuple(rates[0, i] for i in range(n)),
-                                  tuple(rates[1, i] for i in range(n)), tuple(counts[i] for i in range(n)))
+        def run(weights, grads, states, packed):  # -> (weights, states, the next update's packed rates)
+            inc = increment(len(weights))
+            return (*self.step_tree(weights, grads, states, *unpack_rates(packed, len(weights))), packed + inc)
         return self._jitted("batch", lambda: run)
 
     def _can_batch(self, weights, grads) -> bool:
@@ -302,13 +302,21 @@ class Optimizer:
                 self.update_multi_precision(i, w, g, s)
             return
         lrs, wds, ts = self.prepare(list(indices))
-        new_weights, new_states = self._batch_step()(
-            tuple(w._data for w in weights), tuple(g._data for g in grads),
-            tuple(self._functional_state(s) for s in states),
-            np.array((lrs, wds), np.float32).reshape(2, len(indices)), np.array(ts, np.int32))
-        for w, s, nw, ns in zip(weights, states, new_weights, new_states):
+        # the base class's state mapping (`_can_batch`), over every parameter at once
+        slots, tree = jax.tree.flatten(tuple(states))
+        buf, ws = pack_rates(lrs, wds, ts), tuple(w._data for w in weights)
+        table = self.__dict__.setdefault("_next_rates", {})  # indices -> Predicted (not pickled)
+        nxt = table.get(tuple(indices))
+        where = ws[0].sharding
+        if nxt is None or (nxt.dev is not None and nxt.dev.sharding != where):
+            nxt = table[tuple(indices)] = Predicted(increment(len(ws)))
+        new_weights, new_states, dev = self._batch_step()(
+            ws, tuple(g._data for g in grads), tree.unflatten([h._data for h in slots]), nxt.pick(buf, where))
+        nxt.after(buf, dev)
+        for w, nw in zip(weights, new_weights):
             w._data = nw
-            self._store_state(s, ns)
+        for h, v in zip(slots, jax.tree.leaves(new_states)):
+            h._data = v
 
     # --- MXNet's imperative API -----------------------------------------------------------------
     def create_state(self, index, weight: NDArray):
@@ -379,6 +387,7 @@ class Optimizer:
         ret = self.__dict__.copy()
         ret.pop("param_dict", None)
         ret.pop("_jit_cache", None)
+        ret.pop("_next_rates", None)
         return ret
 
     def __setstate__(self, state):
