@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 import jax
-import jax.extend.core as jcore
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
@@ -26,6 +25,7 @@ from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from . import _draws, _monitor
+from ._heads import head_gradients, ignored_heads  # noqa: F401 - head_gradients: module/executor_group
 from ._view import alias
 from .plan import Plan
 from ..symbol.lower import make_forward, make_train
@@ -391,40 +391,3 @@ class Executor:
         mem = self._compiled("train" if any(self._diff) else "infer").memory_analysis()
         total = (mem.output_size_in_bytes + mem.temp_size_in_bytes) if mem is not None else 0
         return f"{self._symbol.debug_str()}Total {total >> 20} MB allocated\n"
-
-
-def head_gradients(out_grads, no_head, names, ignored=None) -> list:
-    """(output index, given array) for each output that takes a head gradient (not a loss
-    head), as backward(out_grads) indexes them: one entry per output. `ignored()`: the
-    outputs whose head gradient the backward never reads; a missing one is given as None."""
-    if out_grads is None:
-        out_grads = []
-    elif isinstance(out_grads, (NDArray, np.ndarray, jax.Array)):
-        out_grads = [out_grads]
-    out_grads = list(out_grads)
-    picked = []
-    for i, is_loss in enumerate(no_head):
-        if is_loss:
-            continue
-        if i >= len(out_grads) or out_grads[i] is None:
-            if ignored is not None and i in ignored():
-                picked.append((i, None))
-                continue
-            raise MXNetError(f"backward: output {names[i]!r} is not a loss, so its head gradient is "
-                             "required: pass out_grads (one array per output)")
-        picked.append((i, out_grads[i]))
-    return picked
-
-
-def ignored_heads(fn, specs, no_head) -> list:
-    """Indices of the outputs (of those taking a head gradient) whose head gradient `fn`,
-    a training function taking (args, aux, key, counter, head_grads, old_grads), never reads."""
-    closed = jax.make_jaxpr(fn)(*specs)
-    used = set()
-    for eqn in closed.jaxpr.eqns:
-        used.update(id(v) for v in eqn.invars if isinstance(v, jcore.Var))
-    used.update(id(v) for v in closed.jaxpr.outvars if isinstance(v, jcore.Var))
-    start = sum(len(jax.tree_util.tree_leaves(s)) for s in specs[:4])
-    head_vars = closed.jaxpr.invars[start:start + len(specs[4])]
-    outputs = [i for i, is_loss in enumerate(no_head) if not is_loss]
-    return [i for i, v in zip(outputs, head_vars) if id(v) not in used]
