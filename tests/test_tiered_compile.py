@@ -20,9 +20,14 @@ def _lowered():
 
 @pytest.fixture
 def tiering(monkeypatch):
+    """Tiering on (switch at the third call), without a persistent cache folder (which turns it off)."""
     monkeypatch.setattr(_tiered, "TIER_UP_CALLS", 3)
-    if persistent.persistent_cache_dir() is not None:
-        pytest.skip("a persistent cache folder is set in this environment")
+    folder = persistent.persistent_cache_dir()
+    if folder is not None:
+        persistent.disable_persistent_cache()
+    yield
+    if folder is not None:
+        persistent.enable_persistent_cache(folder)
 
 
 def test_a_program_runs_quick_until_its_third_call_then_optimized(tiering):
@@ -41,15 +46,14 @@ def test_a_program_runs_quick_until_its_third_call_then_optimized(tiering):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
-def test_the_tier_call_is_configurable_and_zero_turns_tiering_off(monkeypatch):
+def test_the_tier_call_is_configurable_and_zero_turns_tiering_off(tiering, monkeypatch):
     low, args = _lowered()
     monkeypatch.setattr(_tiered, "TIER_UP_CALLS", 0)
     assert isinstance(_options.compile_lowered(low), jax.stages.Compiled)
     monkeypatch.setattr(_tiered, "TIER_UP_CALLS", 1)
-    if persistent.persistent_cache_dir() is None:
-        prog = _options.compile_lowered(low)
-        prog(*args)
-        assert prog.optimized  # the first call already runs the optimized executable
+    prog = _options.compile_lowered(low)
+    prog(*args)
+    assert prog.optimized  # the first call already runs the optimized executable
 
 
 def test_the_environment_sets_the_call_and_bad_values_fall_back(monkeypatch):
