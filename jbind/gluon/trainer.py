@@ -10,12 +10,11 @@ import os
 import tempfile
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 
 from .. import kvstore as _kv
 from .. import optimizer as opt
 from ..base import MXNetError
+from ..optimizer._packed import pack_rates, unpack_rates
 from ._parameter_dict import ParameterDict
 from ._trainer_kv import check_kvstore_arg, decide_kvstore
 from ._util import GluonAssertionError, check
@@ -245,11 +244,7 @@ class Trainer:
         datas = [p.list_data() for p in params]
         weights = [d[0]._data for d in datas]
         grads = [p.list_grad()[0]._data for p in params]   # a row_sparse gradient: every row (no lazy update)
-        # rates and counts in one host array (rates' float32 bits): one transfer, no eager device ops
-        packed = np.empty((3, len(params)), np.int32)
-        packed[0] = np.asarray(lrs, np.float32).view(np.int32)
-        packed[1] = np.asarray(wds, np.float32).view(np.int32)
-        packed[2] = ts
+        packed = pack_rates(lrs, wds, ts)   # one host array: one transfer, no eager device ops
         new_w, new_s = self._compiled()(weights, grads, [optim._functional_state(s) for s in states], packed)
         for d, w, s, ns in zip(datas, new_w, states, new_s):
             optim._store_state(s, ns)
@@ -266,8 +261,8 @@ class Trainer:
         fn = self._jit.get(key)
         if fn is None:
             def run(weights, grads, states, packed):
-                rates = jax.lax.bitcast_convert_type(packed[:2], jnp.float32)
-                out = [optim.step(w, g, s, rates[0, k], rates[1, k], packed[2, k])
+                lrs, wds, ts = unpack_rates(packed, len(weights))
+                out = [optim.step(w, g, s, lrs[k], wds[k], ts[k])
                        for k, (w, g, s) in enumerate(zip(weights, grads, states))]
                 return [o[0] for o in out], [o[1] for o in out]
             if len(self._jit) >= 4:
