@@ -6,7 +6,7 @@ The timed figures (issue 19 A) come from, on a quiet machine, one core:
         --python-mxnet /tmp/mxvenv_gluon/bin/python --json zoo.json
 
 (`jbind-bench zoo` runs the same). For each model of benchmarks/zoo_export.py (resnet18_v1,
-resnet50_v1, resnet50_v2, mobilenet1.0, mobilenetv2_1.0, densenet121, inception_v3 at 299 x 299,
+resnet50_v1, resnet50_v2, mobilenet1.0, mobilenetv2_1.0, densenet121, inceptionv3 at 299 x 299,
 squeezenet1.1, vgg11_bn, alexnet; 224 x 224 otherwise):
 
 1. the checkpoint is exported once into `--cache` (default ~/.cache/jbind-zoo, never the

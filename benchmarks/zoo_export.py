@@ -30,8 +30,8 @@ import sys
 import tempfile
 
 ZOO = ("resnet18_v1", "resnet50_v1", "resnet50_v2", "mobilenet1.0", "mobilenetv2_1.0", "densenet121",
-       "inception_v3", "squeezenet1.1", "vgg11_bn", "alexnet")
-SIZES = {"inception_v3": 299, "tiny": 32}     # input side; every other model takes 224
+       "inceptionv3", "squeezenet1.1", "vgg11_bn", "alexnet")
+SIZES = {"inceptionv3": 299, "tiny": 32}     # input side; every other model takes 224
 SEED = 7
 
 
