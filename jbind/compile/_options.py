@@ -33,7 +33,7 @@ import jax
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from . import _tiered
+from . import _same, _tiered
 
 SMALL_BYTES = int(os.environ.get("JBIND_SMALL_PROGRAM_BYTES") or 0)
 # XLA debug options accepted per compile (jaxlib 0.10): the legacy elemental emitters, LLVM -O0.
@@ -130,9 +130,11 @@ def compile_lowered(lowered, runs_often: bool = False, tier: bool = True):
     step), compiled optimized at once."""
     opts = options_for(lowered, runs_often)
     if tier and opts != SMALL_OPTIONS and _tiers(lowered):
-        quick = lowered.compile(compiler_options=dict(SMALL_OPTIONS))
-        return _tiered.Tiered(lowered, quick, _compile_with(opts), _tiered.TIER_UP_CALLS)
-    return _compile_with(opts)(lowered)
+        def tiered():
+            quick = lowered.compile(compiler_options=dict(SMALL_OPTIONS))
+            return _tiered.Tiered(lowered, quick, _compile_with(opts), _tiered.TIER_UP_CALLS)
+        return _same.compile_once(lowered, opts, True, tiered)
+    return _same.compile_once(lowered, opts, False, lambda: _compile_with(opts)(lowered))
 
 
 def _compile_with(opts: dict):

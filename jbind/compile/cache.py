@@ -212,9 +212,10 @@ CACHE = CompileCache()
 def stats() -> dict:
     """Hits, misses, entries, evictions and seconds spent compiling, process-wide; and the
     programs recompiled with the optimizing pipeline after their first calls (`tier_ups`,
-    `tier_up_seconds`; see `_tiered`)."""
-    from . import _tiered
-    return {**CACHE.stats(), **_tiered.stats}
+    `tier_up_seconds`; see `_tiered`); misses whose program had been compiled under another
+    key already and took that executable (`same_program`; see `_same`)."""
+    from . import _same, _tiered
+    return {**CACHE.stats(), **_tiered.stats, "same_program": _same.shared()}
 
 
 def misses() -> list:

@@ -24,7 +24,7 @@ from ..ndarray import _view as _nd_view
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
-from . import _draws, _monitor
+from . import _addgrad, _draws, _monitor
 from ._heads import head_gradients, ignored_heads  # noqa: F401 - head_gradients: module/executor_group
 from ._view import alias
 from .plan import Plan
@@ -92,7 +92,9 @@ class Executor:
         tag = mode + cache_suffix()
         fn = self._fns.get(tag)
         if fn is None:
-            fn = self._fns[tag] = CACHE.get(self._key(mode), lambda: self._build(mode))
+            key = self._key(mode)
+            fn = self._fns[tag] = (_addgrad.on_write_program(self, mode, key)
+                                   or CACHE.get(key, lambda: self._build(mode)))
         return fn
 
     def _forward_by_train(self) -> bool:
@@ -112,10 +114,10 @@ class Executor:
     def _spec(self, h):
         return jax.ShapeDtypeStruct(h.shape, h.dtype, sharding=SingleDeviceSharding(self._device))
 
-    def _build(self, mode: str):
-        return compile_lowered(self._lower(mode), runs_often=True)
+    def _build(self, mode: str, add=None):
+        return compile_lowered(self._lower(mode, add), runs_often=True)
 
-    def _lower(self, mode: str):
+    def _lower(self, mode: str, add=None):
         """The jax `Lowered` program of `mode` ("infer", "train_fwd" or "train"), not compiled."""
         g = self._g
         shapes = entry_values(self._symbol, SHAPE, dict(self._key_parts[1][:len(g.arg_names)]))
@@ -131,17 +133,18 @@ class Executor:
                 k = jax.random.fold_in(jax.random.wrap_key_data(key), counter)
                 return forward(args, aux, k, is_train)
             return jax.jit(store.named(jbind_forward, "jbind_forward")).lower(args, aux, kspec, cspec)
-        fn, specs = self._train_fn(shapes, mode)
+        fn, specs = self._train_fn(shapes, mode, add)
         return jax.jit(store.named(fn, "jbind_train")).lower(*specs)
 
-    def _train_fn(self, shapes, mode: str = "train"):
-        """The training function (forward + backward) and the specs of its arguments."""
-        train = make_train(self._g, self._diff, self._add, self._loss_heads, shapes, is_train=mode == "train")
+    def _train_fn(self, shapes, mode: str = "train", add=None):
+        """The training function (forward + backward) and the specs of its arguments;
+        `add`: which gradients it sums into old ones (default: grad_req 'add')."""
+        add = self._add if add is None else add
+        train = make_train(self._g, self._diff, add, self._loss_heads, shapes, is_train=mode == "train")
         sharding = SingleDeviceSharding(self._device)
         heads = tuple(jax.ShapeDtypeStruct(s, t, sharding=sharding)
                       for s, t, is_loss in zip(self._out_shapes, self._out_dtypes, self._loss_heads) if not is_loss)
-        old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff))
-                    if self._diff[k] and self._add[k])
+        old = tuple(self._spec(self.grad_arrays[k]) for k in range(len(self._diff)) if self._diff[k] and add[k])
 
         def jbind_train(args, aux, key, counter, head_grads, old_grads):
             # -> (outputs, gradients, new aux states, the next draw's counter: see `_draws`)
