@@ -24,7 +24,7 @@ from ..ndarray import _view as _nd_view
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
-from . import _addgrad, _draws, _monitor
+from . import _addgrad, _draws, _flat, _monitor
 from ._heads import head_gradients, ignored_heads  # noqa: F401 - head_gradients: module/executor_group
 from ._view import alias
 from .plan import Plan
@@ -93,7 +93,7 @@ class Executor:
         fn = self._fns.get(tag)
         if fn is None:
             key = self._key(mode)
-            fn = self._fns[tag] = (_addgrad.on_write_program(self, mode, key)
+            fn = self._fns[tag] = (_flat.compiled(self, mode, Executor) or _addgrad.on_write_program(self, mode, key)
                                    or CACHE.get(key, lambda: self._build(mode)))
         return fn
 

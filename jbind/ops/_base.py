@@ -61,6 +61,10 @@ class Op:
     # MXNet registers the op's input names (FListInputNames): its monitors and op hooks
     # call an input NAME_<argument>; where it does not, NAME_input0, NAME_input1, ...
     lists_input_names: ClassVar[bool] = True
+    # Each output element is a function of the inputs' elements at the same index alone
+    # (every input and output of one shape): executors may run such graphs on flattened,
+    # padded arguments (executor/_flat.py).
+    pointwise: ClassVar[bool] = False
 
     # --- structure -------------------------------------------------------------
     def arguments(self) -> tuple[str, ...]:

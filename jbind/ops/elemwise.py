@@ -116,6 +116,7 @@ def _make(base, name, fn, aliases=(), doc=None):
 # --- binary, same shape ---------------------------------------------------------------
 @frozen
 class _Binary(_SameShape):
+    pointwise = True
     fn: ClassVar[Callable]
 
     def arguments(self):
@@ -165,6 +166,7 @@ class _Scalar(_SameShape):
     """The scalar is cast to the array's dtype, except that with `is_int=False` (a float
     scalar, as MXNet 1.9's numpy front end marks it) an integer array is promoted to float64
     first, as MXNet 1.9.1 does (float32 without JAX's x64 mode)."""
+    pointwise = True
     scalar: float = 1.0
     is_int: bool = True
     fn: ClassVar[Callable]
@@ -249,6 +251,7 @@ _UNARY_ALIASES = {"_copy": ("identity",), "erfinv": ("_npx_erfinv",)}
 
 @frozen
 class _Unary(_SameShape):
+    pointwise = True
     fn: ClassVar[Callable]
 
     def lower(self, ins, aux, is_train, key):
