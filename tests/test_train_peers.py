@@ -10,6 +10,7 @@ import pytest
 
 from jbind.bench import BenchError, Config
 from jbind.bench import _train_peers as tp
+from jbind.bench._cli import _title
 from jbind.bench._cli import run as cli_run
 
 FAKE = '''import argparse, importlib.util, json, os, sys
@@ -30,7 +31,8 @@ if a.compile == "dynamic":
 speed = {"jbind": 1000.0, "torch": 800.0}[lib]
 json.dump({"steady_tokens_per_s_padded": speed, "first_batch_from_process_start_s": speed / 1000,
            "total_wall_from_process_start_s": speed / 100, "train_perplexity_cumulative": 50.0,
-           "batches_run": a.max_batches, "omp": os.environ.get("OMP_NUM_THREADS"), "argv": sys.argv[1:]},
+           "batches_run": a.max_batches, "omp": os.environ.get("OMP_NUM_THREADS"),
+           "inductor": os.environ.get("TORCHINDUCTOR_CACHE_DIR"), "argv": sys.argv[1:]},
           open(a.json_out, "w"))
 '''
 
@@ -54,6 +56,7 @@ def peers(tmp_path):
 def test_peers_run_pinned_with_one_thread_and_report_jbind_over_each(peers, capsys):
     figs, why = tp.run(peers)
     assert why == "" and [f.name for f in figs] == tp.figure_names(peers)
+    assert "then its peers (ratio jbind / peer), 12 batches each" in _title("train", peers)
     by = {f.name: f for f in figs}
     eager = by["train.peers.torch_eager.tokens_per_s"]
     assert eager.samples == [1000.0] and eager.baseline == [800.0] and eager.ratio == pytest.approx(1.25)
@@ -76,6 +79,7 @@ def test_the_fakes_saw_one_thread_and_the_configs_sizes(peers, tmp_path):
     res = tp.run_one(peers, "torch", peers.python_torch, tp.Path(peers.train_peers) / "torch_bucketing_lm.py",
                      ("--compile", "none"), str(tmp_path), "one")
     assert res["omp"] == "1" and res["batches_run"] == peers.peer_batches
+    assert res["inductor"] == str(tmp_path / "inductor_one")          # a cold torch.compile cache
     argv = res["argv"]
     assert argv[argv.index("--num-hidden") + 1] == "8" and argv[argv.index("--batch-size") + 1] == "4"
     assert argv[argv.index("--warmup-batches") + 1] == "4"
@@ -84,6 +88,7 @@ def test_the_fakes_saw_one_thread_and_the_configs_sizes(peers, tmp_path):
 def test_without_a_peers_folder_the_section_says_so(tmp_path):
     cfg = dataclasses.replace(Config.quick_config(), train_peers="none")
     assert tp.figure_names(cfg) == [] and tp.run(cfg) == ([], "peers not run (--peers none)")
+    assert "peers" not in _title("train", cfg)
     bad = dataclasses.replace(cfg, train_peers=str(tmp_path))
     with pytest.raises(BenchError, match="no bench_train_fused.py, mxnet_bench_train.py, torch_bucketing_lm.py"):
         tp.figure_names(bad)

@@ -31,8 +31,11 @@ def _title(name: str, cfg: Config) -> str:
         return (f"compile: bucketing LM {lm} (embed {cfg.lm_model[2]}, vocab {lm_vocab()}), batch {cfg.batch}, "
                 f"{cfg.compile_repeat} cold compile(s) per bucket; restart through JBIND_CACHE_DIR")
     if name == "train":
+        from ._train_peers import folder
+        peers = (f"; then its peers (ratio jbind / peer), {cfg.peer_batches} batches each, one process at a time "
+                 f"on one core" if folder(cfg)[0] is not None else "")
         return (f"train: BucketingModule.fit, LM {lm} on examples/data/fortunes, batch {cfg.batch}, "
-                f"{cfg.train_batches} batches x (1 + {cfg.train_repeat}) epochs")
+                f"{cfg.train_batches} batches x (1 + {cfg.train_repeat}) epochs{peers}")
     if name == "step":
         m = cfg.step_model
         return (f"step: one fused train step of the seed model ({m[0]}x{m[1]}, embed {m[2]}, vocab {m[3]}, "

@@ -6,7 +6,8 @@ checkout when it exists, else the peers are left out with a note). Each prints o
 positions), its first batch and its total wall from process start, and its cumulative
 perplexity. Every run is its own process, one after the other, pinned to the bench's first
 core (`taskset -c`) with one thread (benchmarks/_common.py's `peer_environment`), on the
-bundled corpus with the LM sizes, batch, buckets and batch count of the config:
+bundled corpus with the LM sizes, batch, buckets and batch count of the config, each
+starting cold (jbind without JBIND_CACHE_DIR, PyTorch with a fresh TORCHINDUCTOR_CACHE_DIR):
 
   jbind           mxnet_bench_train.py with `import mxnet` resolved to this checkout's jbind
                   (benchmarks/_common.py's alias package): the explicit forward_backward /
@@ -96,6 +97,8 @@ def run_one(cfg, lib: str, python: str, script: Path, extra, tmp: str, name: str
     common = import_benchmark("_common")
     alias = common.write_alias(os.path.join(tmp, "alias")) if lib == "jbind" else None
     env = common.peer_environment(lib, str(benchmarks_dir().parent), front=(alias,) if alias else ())
+    if lib == "torch":      # a cold torch.compile, as jbind starts without its persistent cache
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, f"inductor_{name}")
     out = os.path.join(tmp, f"{name}.json")
     c = core()
     pin = ["taskset", "-c", str(c)] if c is not None and shutil.which("taskset") else []
