@@ -43,42 +43,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from _common import peer_environment, write_json  # noqa: E402
+from _common import interpreter_missing, peer_environment, write_alias, write_json  # noqa: E402
 from zoo_bench import cpu_name  # noqa: E402
 
 TAG = "1.9.1"
 REPO = "https://github.com/apache/mxnet"
 NETWORKS = ("resnet-18", "resnet-50", "mobilenet", "inception-bn")
 SPEED = re.compile(r"Batch \[[0-9-]+\]\s+Speed: ([0-9.eE+-]+) samples/sec")
-ALIAS = '''"""`import mxnet` (and mxnet.X.Y) is this checkout's jbind: written by image_classification.py."""
-import importlib, importlib.abc, importlib.util, sys
-import jbind
-
-
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path=None, target=None):
-        if not name.startswith("mxnet."):
-            return None
-        try:
-            mod = importlib.import_module("jbind" + name[5:])
-        except ModuleNotFoundError:
-            return None
-        spec = importlib.util.spec_from_loader(name, self)
-        spec.loader_state = (mod, mod.__spec__)
-        return spec
-
-    def create_module(self, spec):
-        return spec.loader_state[0]
-
-    def exec_module(self, module):   # importlib gave jbind's module the mxnet.* spec: give its own back
-        state = getattr(module.__spec__, "loader_state", None)
-        if isinstance(state, tuple):
-            module.__spec__ = state[1]
-
-
-sys.meta_path.insert(0, _Alias())
-sys.modules["mxnet"] = jbind
-'''
 
 
 def parse_speedometer(text: str) -> list:
@@ -150,13 +121,8 @@ def environment(lib: str, alias_dir: str) -> dict:
 
 
 def mxnet_missing(args, alias_dir) -> str | None:
-    if not os.path.isfile(args.python_mxnet):
-        return f"MXNet skipped: no interpreter at {args.python_mxnet} (--python-mxnet; pip install mxnet==1.9.1)"
-    out = subprocess.run([args.python_mxnet, "-c", "import mxnet"], env=environment("mxnet", alias_dir),
-                         capture_output=True, text=True, timeout=300)
-    if out.returncode:
-        return f"MXNet skipped: {args.python_mxnet} cannot import mxnet: {out.stderr.strip().splitlines()[-1:]}"
-    return None
+    why = interpreter_missing(args.python_mxnet, "mxnet", environment("mxnet", alias_dir))
+    return f"MXNet skipped: {why} (--python-mxnet; pip install mxnet==1.9.1)" if why else None
 
 
 def _call(args, lib, alias_dir, cmd, cwd) -> tuple:
@@ -283,9 +249,7 @@ def run(argv=None) -> dict:
     notes = []
     alias_dir = tempfile.mkdtemp(prefix="imgclf_")
     try:
-        os.makedirs(os.path.join(alias_dir, "mxnet"))
-        with open(os.path.join(alias_dir, "mxnet", "__init__.py"), "w") as f:
-            f.write(ALIAS)
+        write_alias(alias_dir)
         scripts = find_scripts(args, notes)
         if scripts is None:
             notes.append("FALLBACK: jbind's own equivalent ran (imgclf_run.py: Gluon model zoo networks through "

@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import zoo_export  # noqa: E402
-from _common import peer_environment, write_json  # noqa: E402
+from _common import interpreter_missing, peer_environment, write_json  # noqa: E402
 
 TOLERANCE = 1e-4
 LIBS = ("jbind", "mxnet")
@@ -82,16 +82,8 @@ def environment(lib: str) -> dict:
 
 def mxnet_missing(args) -> str | None:
     """Why MXNet 1.9.1 cannot run here, or None."""
-    if not os.path.isfile(args.python_mxnet):
-        return f"MXNet skipped: no interpreter at {args.python_mxnet} (--python-mxnet; pip install mxnet==1.9.1)"
-    try:
-        out = subprocess.run([args.python_mxnet, "-c", "import mxnet; print(mxnet.__version__)"],
-                             env=environment("mxnet"), capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"MXNet skipped: {args.python_mxnet} failed: {e}"
-    if out.returncode != 0:
-        return f"MXNet skipped: {args.python_mxnet} cannot import mxnet: {out.stderr.strip().splitlines()[-1:]}"
-    return None
+    why = interpreter_missing(args.python_mxnet, "mxnet", environment("mxnet"))
+    return f"MXNet skipped: {why} (--python-mxnet; pip install mxnet==1.9.1)" if why else None
 
 
 def export(args, names, exporter) -> dict:

@@ -1,4 +1,5 @@
 """jbind-bench: the hand-written JAX baselines compute jbind's function, and the CLI's smoke run."""
+import dataclasses
 import json
 import math
 import os
@@ -111,11 +112,13 @@ def _check_summary(d, where):
 
 def test_cli_all_quick_writes_every_figure(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "jbind.bench", "all", "--quick", "--json", str(out)],
-                          capture_output=True, text=True, timeout=240, env=dict(os.environ))
+    proc = subprocess.run([sys.executable, "-m", "jbind.bench", "all", "--quick", "--peers", "none", "--json",
+                           str(out)], capture_output=True, text=True, timeout=240, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    doc = json.loads(out.read_text())
-    assert sorted(doc["figures"]) == sorted(expected_figures(Config.quick_config()))
+    doc = json.loads(out.read_text())   # the peers (tests/test_train_peers.py) need MXNet and PyTorch
+    assert sorted(doc["figures"]) == sorted(expected_figures(dataclasses.replace(Config.quick_config(),
+                                                                                 train_peers="none")))
+    assert "peers not run (--peers none)" in doc["figures"]["train.tokens_per_s"]["note"]
     without_baseline = {"step.overhead", "bind.1ctx.cache_hits_warm", "bind.2ctx.cache_hits_warm"}
     for name, fig in doc["figures"].items():
         _check_summary(fig, name)

@@ -31,8 +31,11 @@ def _title(name: str, cfg: Config) -> str:
         return (f"compile: bucketing LM {lm} (embed {cfg.lm_model[2]}, vocab {lm_vocab()}), batch {cfg.batch}, "
                 f"{cfg.compile_repeat} cold compile(s) per bucket; restart through JBIND_CACHE_DIR")
     if name == "train":
+        from ._train_peers import folder
+        peers = (f"; then its peers (ratio jbind / peer), {cfg.peer_batches} batches each, one process at a time "
+                 f"on one core" if folder(cfg)[0] is not None else "")
         return (f"train: BucketingModule.fit, LM {lm} on examples/data/fortunes, batch {cfg.batch}, "
-                f"{cfg.train_batches} batches x (1 + {cfg.train_repeat}) epochs")
+                f"{cfg.train_batches} batches x (1 + {cfg.train_repeat}) epochs{peers}")
     if name == "step":
         m = cfg.step_model
         return (f"step: one fused train step of the seed model ({m[0]}x{m[1]}, embed {m[2]}, vocab {m[3]}, "
@@ -78,6 +81,14 @@ def parser() -> argparse.ArgumentParser:
              "imgclf": "MXNet's image-classification scripts (train, score) vs MXNet 1.9.1, one core each",
              "all": "everything, briefly (not gluon, zoo, imgclf)"}
     subs = {name: sub.add_parser(name, parents=[common], help=text, description=text) for name, text in helps.items()}
+    for name in ("train", "all"):
+        t = subs[name]
+        t.add_argument("--peers", metavar="DIR", help="the bucketing LM's peer scripts (MXNet 1.9.1, PyTorch), run "
+                       "after jbind's figures; default ../shared/peers next to the checkout if there; 'none': off")
+        t.add_argument("--python-mxnet", metavar="PY", help="MXNet 1.9.1's Python for the peers (default "
+                       "$JBIND_BENCH_MXNET_PYTHON); a peer without its Python is skipped with a note")
+        t.add_argument("--python-torch", metavar="PY", help="PyTorch's Python for the peers (default "
+                       "$JBIND_BENCH_TORCH_PYTHON)")
     zoo = subs["zoo"]
     zoo.add_argument("--models", metavar="A,B", help="comma-separated model names (default: all ten)")
     zoo.add_argument("--batches", metavar="N,M", help="comma-separated batch sizes (default 1,32)")
@@ -145,6 +156,11 @@ def run(argv=None) -> int:
         if args.num_layers < 1:
             raise BenchError(f"--num-layers {args.num_layers}: need at least one layer")
         cfg = dataclasses.replace(cfg, lm_model=(args.num_layers,) + tuple(cfg.lm_model[1:]))
+    if args.command in ("train", "all"):
+        cfg = dataclasses.replace(cfg, train_peers=args.peers or "", python_mxnet=args.python_mxnet or "",
+                                  python_torch=args.python_torch or "")
+        from ._train_peers import folder
+        folder(cfg)                     # a wrong --peers fails now, not after jbind's figures
     if args.command == "zoo":
         cfg = _zoo_options(args, cfg)
     if args.command == "imgclf":

@@ -44,6 +44,12 @@ class Config:
     train_buckets: tuple = (10, 20, 30, 40, 50, 60)
     train_batches: int = 100
     train_repeat: int = 3
+    # train's peers (_train_peers.py): their folder ('' the default, 'none' off), Pythons, batches
+    train_peers: str = ""
+    python_mxnet: str = ""
+    python_torch: str = ""
+    peer_batches: int = 200
+    peer_warmup: int = 10
     # step: the seed config (benchmarks/models.py), one train step per bucket
     step_model: tuple = (5, 200, 200, 50)
     step_buckets: tuple = (10, 20, 30, 40, 50, 60)
@@ -75,6 +81,7 @@ class Config:
         cfg = cls(quick=True, batch=4, bind_model=tiny, bind_buckets=(1,), bind_default=2, bind_loop=10,
                   bind_repeat=2, lm_model=(1, 8, 8), compile_lengths=(3,), compile_repeat=1,
                   restart_warm_runs=1, train_buckets=(5, 10), train_batches=3, train_repeat=1,
+                  peer_batches=12, peer_warmup=4,
                   step_model=tiny, step_buckets=(2, 4), step_repeat=3, memory_buckets=(2, 4),
                   memory_groups=2, child_timeout=300, zoo_models=("tiny",), zoo_batches=(1, 2), zoo_reps=2,
                   imgclf_networks=("resnet-18",), imgclf_batches=(1, 2), imgclf_reps=1)

@@ -17,6 +17,7 @@ import random
 import statistics
 import time
 
+from . import _train_peers
 from ._report import Figure
 from ._setup import corpus, import_benchmark, jax_compile_clock, progress, quiet_stdout, rnn_lm
 
@@ -24,7 +25,7 @@ NAMES = ("tokens_per_s", "first_batch", "total_with_compile", "total_without_com
 
 
 def figure_names(cfg) -> list:
-    return [f"train.{n}" for n in NAMES]
+    return [f"train.{n}" for n in NAMES] + _train_peers.figure_names(cfg)
 
 
 @contextlib.contextmanager
@@ -145,10 +146,12 @@ def run(cfg) -> list:
     bar.close()
     n, keys = len(batches), sorted({b.bucket_key for b in batches})
     base = "JAX: hand-written loop"
+    peers, why = _train_peers.run(cfg)     # after jbind's own figures, one process at a time
     return [
         Figure("train.tokens_per_s", "tokens/s, steady (all buckets compiled)", "tokens/s",
                [tokens / s for s in j["steady"]], [tokens / s for s in x["steady"]], base,
-               note=f"{n} batches of {cfg.batch}, buckets seen {keys}, {tokens} tokens per epoch"),
+               note=f"{n} batches of {cfg.batch}, buckets seen {keys}, {tokens} tokens per epoch"
+                    + (f"; {why}" if why else "")),
         Figure("train.first_batch", "time to first batch (bind, init, compile)", "s", [j["first_batch"]],
                [x["first_batch"]], base),
         Figure("train.total_with_compile", f"{n} batches, compile included", "s", [j["epoch0"]], [x["epoch0"]], base),
@@ -157,4 +160,4 @@ def run(cfg) -> list:
                [j["epoch0"] - statistics.median(j["steady"])], [x["epoch0"] - statistics.median(x["steady"])], base,
                note=f"jbind compiles every bucket (background precompile, 2 threads); JAX the buckets it meets. "
                     f"Compile seconds summed over threads: jbind {j['compile']:.1f}, JAX {x['compile']:.1f}"),
-    ]
+    ] + peers
