@@ -4,7 +4,7 @@ The figures of benchmarks/RESULTS.md come from (on a quiet machine; each library
 600 batches of 20 x 35 words, 2 x 200 LSTM, vocabulary 10,001, then the whole validation set):
 
     /work/main/.venv/bin/python benchmarks/gluon_lm_bench.py --core 0 \
-        --python-mxnet /tmp/mxvenv_gluon/bin/python --python-torch /tmp/torchvenv/bin/python \
+        --python-mxnet /tmp/mxvenv/bin/python --python-torch /tmp/torchvenv/bin/python \
         --epochs 1 --max-batches 600 --log-interval 50 --json gluon_lm.json
 
 (`jbind-bench gluon` runs the same with the defaults below.)
@@ -13,7 +13,7 @@ Runs, one after the other, each pinned to the same core (`taskset -c CORE`) with
 OMP_NUM_THREADS=1 (and XLA/MKL limited to one thread):
 
   (a) examples/gluon_word_lm.py on jbind          (--python-jbind, default: this Python)
-  (b) the same file under MXNet 1.9.1 (--mxnet)   (--python-mxnet, default /tmp/mxvenv_gluon/bin/python)
+  (b) the same file under MXNet 1.9.1 (--mxnet)   (--python-mxnet, default /tmp/mxvenv/bin/python)
   (c) benchmarks/torch_word_lm.py                  (--python-torch, default /tmp/torchvenv/bin/python)
 
 on the same corpus (examples/data/fortunes) with the same sizes and flags. Each script
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--core", type=int, default=0, help="the one CPU core every run is pinned to")
     p.add_argument("--only", default=",".join(LIBRARIES), help="comma-separated subset of jbind,mxnet,torch")
     p.add_argument("--python-jbind", default=sys.executable)
-    p.add_argument("--python-mxnet", default="/tmp/mxvenv_gluon/bin/python")
+    p.add_argument("--python-mxnet", default="/tmp/mxvenv/bin/python")
     p.add_argument("--python-torch", default="/tmp/torchvenv/bin/python")
     p.add_argument("--warmup-intervals", type=int, default=2, help="logged intervals left out of the median")
     p.add_argument("--timeout", type=int, default=7200, help="seconds allowed to each run")

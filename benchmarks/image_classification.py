@@ -3,7 +3,7 @@
 The timed figures (issue 22) come from, on a quiet machine, one core:
 
     taskset -c 0 env OMP_NUM_THREADS=1 /work/main/.venv/bin/python benchmarks/image_classification.py \
-        --python-mxnet /tmp/mxvenv_gluon/bin/python --json imgclf.json
+        --python-mxnet /tmp/mxvenv/bin/python --json imgclf.json
 
 (`jbind-bench imgclf` runs the same). The scripts are a copy of MXNet's repository at the tag
 1.9.1, kept outside this repository: `--examples DIR` (the repository or its
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default="jbind,mxnet", help="comma-separated subset of jbind,mxnet")
     p.add_argument("--python-jbind", default=sys.executable)
     p.add_argument("--python-mxnet", default=os.environ.get("JBIND_BENCH_MXNET_PYTHON",
-                                                            "/tmp/mxvenv_gluon/bin/python"))
+                                                            "/tmp/mxvenv/bin/python"))
     p.add_argument("--timeout", type=int, default=3600, help="seconds allowed to each run")
     p.add_argument("--quick", action="store_true", help="smoke sizes: resnet-18, side 32, batch 1 and 2")
     p.add_argument("--json", metavar="PATH", help="write the whole report here")

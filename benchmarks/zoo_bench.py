@@ -3,7 +3,7 @@
 The timed figures (issue 19 A) come from, on a quiet machine, one core:
 
     taskset -c 0 env OMP_NUM_THREADS=1 /work/main/.venv/bin/python benchmarks/zoo_bench.py \
-        --python-mxnet /tmp/mxvenv_gluon/bin/python --json zoo.json
+        --python-mxnet /tmp/mxvenv/bin/python --json zoo.json
 
 (`jbind-bench zoo` runs the same). For each model of benchmarks/zoo_export.py (resnet18_v1,
 resnet50_v1, resnet50_v2, mobilenet1.0, mobilenetv2_1.0, densenet121, inceptionv3 at 299 x 299,
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default=",".join(LIBS), help="comma-separated subset of jbind,mxnet")
     p.add_argument("--python-jbind", default=sys.executable)
     p.add_argument("--python-mxnet", default=os.environ.get("JBIND_BENCH_MXNET_PYTHON",
-                                                            "/tmp/mxvenv_gluon/bin/python"))
+                                                            "/tmp/mxvenv/bin/python"))
     p.add_argument("--timeout", type=int, default=3600, help="seconds allowed to each library's run of a model")
     p.add_argument("--json", metavar="PATH", help="write the whole report here")
     return p

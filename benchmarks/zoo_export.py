@@ -2,7 +2,7 @@
 
 Run with Apache MXNet 1.9.1 (the files the benchmark serves are MXNet's own exports):
 
-    /tmp/mxvenv_gluon/bin/python benchmarks/zoo_export.py --out ~/.cache/jbind-zoo \
+    /tmp/mxvenv/bin/python benchmarks/zoo_export.py --out ~/.cache/jbind-zoo \
         --models resnet18_v1,squeezenet1.1
 
 (elsewhere: `python -m venv v && v/bin/pip install mxnet==1.9.1 "numpy<1.24"`). With
