@@ -86,3 +86,16 @@ def test_broadcasting_graphs_keep_their_shapes():
     ex = mx.sym.broadcast_add(a, b).bind(mx.cpu(), args={"a": mx.nd.ones((3, 1)), "b": mx.nd.ones((1, 4))})
     assert _flat.eligible(ex) is None
     assert ex.forward()[0].shape == (3, 4)
+
+
+def test_casts_and_activations_run_flat_with_their_dtypes():
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    sym = mx.sym.Activation(mx.sym.cast(a, dtype="float64") % mx.sym.cast(b, dtype="float64"), act_type="tanh")
+    x = np.linspace(0.5, 3, 21).reshape(3, 7)
+    y = np.full((3, 7), 0.75)
+    ex = sym.bind(mx.cpu(), args={"a": mx.nd.array(x), "b": mx.nd.array(y)})
+    assert _flat.eligible(ex) is not None
+    out = ex.forward()[0]
+    assert out.dtype == np.float64 and out.shape == (3, 7)
+    want = np.tanh(np.float32(x).astype(np.float64) % np.float32(y).astype(np.float64))
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12)

@@ -44,3 +44,14 @@ def ignored_heads(fn, specs, no_head) -> list:
     head_vars = closed.jaxpr.invars[start:start + len(specs[4])]
     outputs = [i for i, is_loss in enumerate(no_head) if not is_loss]
     return [i for i, v in zip(outputs, head_vars) if id(v) not in used]
+
+
+def as_dtype(x, dtype, device):
+    """Head gradient `x` as `dtype` on `device`. On the CPU a conversion happens on the host:
+    `astype` on a jax.Array compiles a program per shape (a sweep over shapes paid a compile
+    for every backward whose output dtype differed from its head gradient's)."""
+    if x.dtype == dtype:
+        return jax.device_put(x, device)
+    if device.platform == "cpu":
+        return jax.device_put(np.asarray(x).astype(dtype), device)
+    return jax.device_put(x.astype(dtype), device)

@@ -25,6 +25,7 @@ from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
 from . import _addgrad, _draws, _flat, _monitor
+from . import _heads
 from ._heads import head_gradients, ignored_heads  # noqa: F401 - head_gradients: module/executor_group
 from ._view import alias
 from .plan import Plan
@@ -292,7 +293,7 @@ class Executor:
             if tuple(gr.shape) != tuple(shape):
                 raise MXNetError(f"backward: head gradient for {names[i]!r} has shape {tuple(gr.shape)}, "
                                  f"output has {tuple(shape)}")
-            heads.append(jax.device_put(gr.astype(dtype), self._device))
+            heads.append(_heads.as_dtype(gr, dtype, self._device))
         return tuple(heads)
 
     # --- MXNet's accessors ----------------------------------------------------------------

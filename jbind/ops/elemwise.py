@@ -142,6 +142,7 @@ for _n, _name, _al in [
 @register(aliases=("ElementWiseSum",))
 class add_n(_SameShape):
     """Sum of `num_args` arrays of one shape (inputs arg0, arg1, ...)."""
+    pointwise = True
     mxnet_order = ()
     num_args: int
     variadic = "num_args"
@@ -271,6 +272,7 @@ def _float_only(dtype) -> None:
 @register
 class hard_sigmoid(_SameShape):
     """max(0, min(1, alpha * data + beta)); the gradient is alpha strictly inside (0, 1), else 0."""
+    pointwise = True
     alpha: float = 0.2
     beta: float = 0.5
 
@@ -338,6 +340,7 @@ class softmin(_SameShape):
 @register
 class clip(_SameShape):
     """Clip to [a_min, a_max]; the gradient passes inside the closed interval, as in MXNet."""
+    pointwise = True
     a_min: float
     a_max: float
 
@@ -350,6 +353,7 @@ class clip(_SameShape):
 @register
 class smooth_l1(_SameShape):
     """0.5 (scalar x)^2 where |x| < 1/scalar^2, else |x| - 0.5/scalar^2."""
+    pointwise = True
     scalar: float = 1.0
 
     def lower(self, ins, aux, is_train, key):
@@ -360,6 +364,7 @@ class smooth_l1(_SameShape):
 @register(aliases=("cast",))
 class Cast(_SameShape):
     """Convert to `dtype`; the gradient is cast back to the input's dtype."""
+    pointwise = True
     dtype: DType
 
     def __post_init__(self):

@@ -224,6 +224,7 @@ class make_loss(Op):
 @register(aliases=("stop_gradient",))
 class BlockGrad(Op):
     """Identity forward; zero gradient."""
+    pointwise = True
     lists_input_names = False  # MXNet's monitors call its input NAME_input0
     is_loss = True
     blocks_gradient = True

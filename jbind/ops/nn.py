@@ -115,6 +115,7 @@ _ACTS = {
 @register
 class Activation(Op):
     """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign."""
+    pointwise = True
     lists_input_names = False  # MXNet's monitors call its input NAME_input0
     act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 
