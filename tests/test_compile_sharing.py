@@ -100,3 +100,18 @@ def test_the_same_program_on_another_device_is_compiled_for_that_device():
         outs.append(out.asnumpy())
     np.testing.assert_allclose(outs[0], np.sin(data) * 3, rtol=1e-6)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_programs_that_ignore_an_argument_of_another_shape_do_not_share():
+    import jax
+    import jax.numpy as jnp
+
+    from jbind.compile._options import compile_lowered
+
+    f = lambda a, b: a * 2  # noqa: E731 - `b` is pruned from the program's text
+    x = jnp.arange(3.0)
+    one = compile_lowered(jax.jit(f).lower(x, jnp.ones((9,))))
+    two = compile_lowered(jax.jit(f).lower(x, jnp.ones((9, 1))))
+    assert one is not two
+    np.testing.assert_array_equal(two(x, jnp.ones((9, 1))), [0.0, 2.0, 4.0])
+    assert compile_lowered(jax.jit(f).lower(x, jnp.ones((9, 1)))) is two

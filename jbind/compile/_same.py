@@ -6,8 +6,8 @@ a graph none of whose ops looks at `is_train` (no Dropout, no BatchNorm), or two
 differ only in what the lowering throws away. XLA:CPU would compile such a program twice
 (0.3-1 s each for an RNN); here the second compile finds the first executable by the
 program's StableHLO text and everything else its calling convention depends on (argument
-and result trees, shardings and so devices, pruned arguments, donation, layouts, compiler
-options). Programs with host callbacks or effects never share: their executables hold
+and result trees, every argument's type including those the program does not read,
+shardings and so devices, pruned arguments, donation, layouts, compiler options). Programs with host callbacks or effects never share: their executables hold
 Python closures of their own.
 
 Executables are held weakly: the compile cache (`CACHE`) owns them and its eviction still
@@ -33,7 +33,9 @@ def program_key(lowered, opts: dict | None, tier: bool):
                 or args.get("unordered_effects")):
             return None
         text = lowered.as_text()
+        # in_avals: the types of every argument, the ones pruned from the text too
         return (hashlib.sha256(text.encode()).digest(), str(lowered.in_tree), str(lowered.out_tree),
+                repr(lowered.in_avals),
                 repr(args["in_shardings"]), repr(args["out_shardings"]), repr(args.get("kept_var_idx")),
                 repr(lowered.donate_argnums), repr(args.get("tuple_args")), repr(args.get("in_layouts")),
                 repr(args.get("out_layouts")), repr(sorted((opts or {}).items())), tier)
