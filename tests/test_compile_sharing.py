@@ -115,3 +115,16 @@ def test_programs_that_ignore_an_argument_of_another_shape_do_not_share():
     assert one is not two
     np.testing.assert_array_equal(two(x, jnp.ones((9, 1))), [0.0, 2.0, 4.0])
     assert compile_lowered(jax.jit(f).lower(x, jnp.ones((9, 1)))) is two
+
+
+def test_a_weakly_typed_result_is_not_handed_to_a_strongly_typed_call():
+    import jax
+    import jax.numpy as jnp
+
+    from jbind.compile._options import compile_lowered
+
+    f = lambda a: a * 2.0  # noqa: E731
+    weak = compile_lowered(jax.jit(f).lower(2.0))
+    strong = compile_lowered(jax.jit(f).lower(jnp.float32(2.0)))
+    assert weak is not strong
+    assert not strong(jnp.float32(3.0)).weak_type

@@ -35,7 +35,7 @@ def program_key(lowered, opts: dict | None, tier: bool):
         text = lowered.as_text()
         # in_avals: the types of every argument, the ones pruned from the text too
         return (hashlib.sha256(text.encode()).digest(), str(lowered.in_tree), str(lowered.out_tree),
-                repr(lowered.in_avals),
+                repr(lowered.in_avals), repr(args.get("global_out_avals")),  # weak types too
                 repr(args["in_shardings"]), repr(args["out_shardings"]), repr(args.get("kept_var_idx")),
                 repr(lowered.donate_argnums), repr(args.get("tuple_args")), repr(args.get("in_layouts")),
                 repr(args.get("out_layouts")), repr(sorted((opts or {}).items())), tier)
