@@ -22,15 +22,22 @@ def _bind(sym, values, req):
     return sym.bind(mx.cpu(), args=args, args_grad=grads, grad_req=req)
 
 
-def test_add_after_write_sums_into_the_buffers_without_a_new_compile():
-    rng = np.random.RandomState(0)
-    sym, values = _mlp(), _args(rng, 37)
-    head = mx.nd.array(rng.randn(37, 3))
-    w = _bind(sym, values, "write")
-    w.forward(is_train=True)
-    w.backward([head])
-    new = {k: g.asnumpy() for k, g in w.grad_dict.items()}
+def _step(ex, head):
+    ex.forward(is_train=True)
+    ex.backward([head])
+    return {k: g.asnumpy() for k, g in ex.grad_dict.items() if g is not None}
 
+
+def _write_case(seed, batch):
+    """The graph, its arguments, a head gradient and the gradients grad_req 'write' gives."""
+    rng = np.random.RandomState(seed)
+    sym, values = _mlp(), _args(rng, batch)
+    head = mx.nd.array(rng.randn(batch, 3))
+    return sym, values, head, _step(_bind(sym, values, "write"), head)
+
+
+def test_add_after_write_sums_into_the_buffers_without_a_new_compile():
+    sym, values, head, new = _write_case(0, 37)
     before = mx.compile.stats()["misses"]
     a = _bind(sym, values, "add")
     a.forward(is_train=True)
@@ -45,13 +52,7 @@ def test_add_after_write_sums_into_the_buffers_without_a_new_compile():
 
 
 def test_add_with_some_arguments_write_keeps_each_request():
-    rng = np.random.RandomState(1)
-    sym, values = _mlp(), _args(rng, 41)
-    head = mx.nd.array(rng.randn(41, 3))
-    w = _bind(sym, values, "write")
-    w.forward(is_train=True)
-    w.backward([head])
-    new = {k: g.asnumpy() for k, g in w.grad_dict.items()}
+    sym, values, head, new = _write_case(1, 41)
     req = {"x": "null", "fc1_weight": "add", "fc1_bias": "write", "fc2_weight": "add", "fc2_bias": "write"}
     a = _bind(sym, values, req)
     a.forward(is_train=True)
