@@ -15,7 +15,14 @@ protect nothing, and `tune` sets, at import, before XLA starts its threads:
 - no trimming of the heap's top below 2 GiB (`M_TRIM_THRESHOLD`).
 
 Freed blocks then stay mapped and are reused; the process keeps its peak heap instead of
-giving it back to the OS. With several CPUs the one arena would serialize the threads'
+giving it back to the OS. That is right for a loop whose steps allocate the same sizes,
+but a program that keeps meeting new shapes fragments the one heap: blocks that outlive a
+compile (executables, caches) land between the big freed ones, and each new shape's
+arrays go above them. MXNet's test_slice_pooling2d_slice_pooling2d, 16 blocks over a
+512 MB input, grew to 18 GB resident that way and was killed for memory. So every XLA
+compile (`compile/_same.py`) ends with `release()`, glibc's `malloc_trim(0)`: the free
+pages inside the heap go back to the OS (the address range stays), and only the first
+step after a compile faults its buffers in again. With several CPUs the one arena would serialize the threads'
 mallocs (XLA compiles on several threads: 30% slower), so malloc is left as it is.
 `JBIND_MALLOC_TUNING=1` applies the settings whatever the CPU count, `0` never.
 Threads that allocated before jbind was imported keep their arenas.
@@ -29,6 +36,7 @@ import sys
 M_TRIM_THRESHOLD, M_MMAP_MAX, M_ARENA_MAX = -1, -4, -8
 SETTINGS = ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1))
 applied = False
+_libc = None
 
 
 def wanted() -> bool:
@@ -44,7 +52,7 @@ def wanted() -> bool:
 
 def tune() -> bool:
     """Apply SETTINGS when wanted and the C library is glibc; -> whether they are in effect."""
-    global applied
+    global applied, _libc
     if applied or not sys.platform.startswith("linux") or not wanted():
         return applied
     try:
@@ -53,4 +61,14 @@ def tune() -> bool:
     except (OSError, AttributeError):
         return False
     applied = all(libc.mallopt(param, value) == 1 for param, value in SETTINGS)
+    _libc = libc if applied else None
     return applied
+
+
+def release() -> bool:
+    """Return the free pages inside the heap to the OS where SETTINGS are in effect (see
+    above); -> whether anything was asked of malloc."""
+    if _libc is None:
+        return False
+    _libc.malloc_trim(0)
+    return True
