@@ -19,10 +19,12 @@ giving it back to the OS. That is right for a loop whose steps allocate the same
 but a program that keeps meeting new shapes fragments the one heap: blocks that outlive a
 compile (executables, caches) land between the big freed ones, and each new shape's
 arrays go above them. MXNet's test_slice_pooling2d_slice_pooling2d, 16 blocks over a
-512 MB input, grew to 18 GB resident that way and was killed for memory. So every XLA
-compile (`compile/_same.py`) ends with `release()`, glibc's `malloc_trim(0)`: the free
-pages inside the heap go back to the OS (the address range stays), and only the first
-step after a compile faults its buffers in again. With several CPUs the one arena would serialize the threads'
+512 MB input, grew to 18 GB resident that way and was killed for memory. So an XLA
+compile (`compile/_same.py`) ends with `release()`: once the process's resident memory
+has grown by `RELEASE_STEP` bytes since the last release, glibc's `malloc_trim(0)` hands
+the free pages inside the heap back to the OS (the address range stays), and the first
+step after it faults its buffers in again. Trimming after every compile instead cost a
+compile-bound sweep of small arrays 5% more CPU (twice the page faults) for nothing. With several CPUs the one arena would serialize the threads'
 mallocs (XLA compiles on several threads: 30% slower), so malloc is left as it is.
 `JBIND_MALLOC_TUNING=1` applies the settings whatever the CPU count, `0` never.
 Threads that allocated before jbind was imported keep their arenas.
@@ -37,6 +39,8 @@ M_TRIM_THRESHOLD, M_MMAP_MAX, M_ARENA_MAX = -1, -4, -8
 SETTINGS = ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1))
 applied = False
 _libc = None
+RELEASE_STEP = 256 << 20
+_released_at = [0]   # resident bytes after the last release
 
 
 def wanted() -> bool:
@@ -65,10 +69,22 @@ def tune() -> bool:
     return applied
 
 
+def _resident() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def release() -> bool:
-    """Return the free pages inside the heap to the OS where SETTINGS are in effect (see
-    above); -> whether anything was asked of malloc."""
+    """Where SETTINGS are in effect and resident memory grew by RELEASE_STEP since the
+    last release, return the free pages inside the heap to the OS (see above); -> whether
+    malloc was asked to."""
     if _libc is None:
         return False
-    _libc.malloc_trim(0)
+    try:
+        if _resident() - _released_at[0] < RELEASE_STEP:
+            return False
+        _libc.malloc_trim(0)
+        _released_at[0] = _resident()
+    except (OSError, ValueError, IndexError):   # no /proc: trim every time
+        _libc.malloc_trim(0)
     return True
