@@ -15,7 +15,16 @@ protect nothing, and `tune` sets, at import, before XLA starts its threads:
 - no trimming of the heap's top below 2 GiB (`M_TRIM_THRESHOLD`).
 
 Freed blocks then stay mapped and are reused; the process keeps its peak heap instead of
-giving it back to the OS. With several CPUs the one arena would serialize the threads'
+giving it back to the OS. That is right for a loop whose steps allocate the same sizes,
+but a program that keeps meeting new shapes fragments the one heap: blocks that outlive a
+compile (executables, caches) land between the big freed ones, and each new shape's
+arrays go above them. MXNet's test_slice_pooling2d_slice_pooling2d, 16 blocks over a
+512 MB input, grew to 18 GB resident that way and was killed for memory. So an XLA
+compile (`compile/_same.py`) ends with `release()`: once the process's resident memory
+has grown by `RELEASE_STEP` bytes since the last release, glibc's `malloc_trim(0)` hands
+the free pages inside the heap back to the OS (the address range stays), and the first
+step after it faults its buffers in again. Trimming after every compile instead cost a
+compile-bound sweep of small arrays 5% more CPU (twice the page faults) for nothing. With several CPUs the one arena would serialize the threads'
 mallocs (XLA compiles on several threads: 30% slower), so malloc is left as it is.
 `JBIND_MALLOC_TUNING=1` applies the settings whatever the CPU count, `0` never.
 Threads that allocated before jbind was imported keep their arenas.
@@ -29,6 +38,9 @@ import sys
 M_TRIM_THRESHOLD, M_MMAP_MAX, M_ARENA_MAX = -1, -4, -8
 SETTINGS = ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1))
 applied = False
+_libc = None
+RELEASE_STEP = 256 << 20
+_released_at = [0]   # resident bytes after the last release
 
 
 def wanted() -> bool:
@@ -44,7 +56,7 @@ def wanted() -> bool:
 
 def tune() -> bool:
     """Apply SETTINGS when wanted and the C library is glibc; -> whether they are in effect."""
-    global applied
+    global applied, _libc
     if applied or not sys.platform.startswith("linux") or not wanted():
         return applied
     try:
@@ -53,4 +65,26 @@ def tune() -> bool:
     except (OSError, AttributeError):
         return False
     applied = all(libc.mallopt(param, value) == 1 for param, value in SETTINGS)
+    _libc = libc if applied else None
     return applied
+
+
+def _resident() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def release() -> bool:
+    """Where SETTINGS are in effect and resident memory grew by RELEASE_STEP since the
+    last release, return the free pages inside the heap to the OS (see above); -> whether
+    malloc was asked to."""
+    if _libc is None:
+        return False
+    try:
+        if _resident() - _released_at[0] < RELEASE_STEP:
+            return False
+        _libc.malloc_trim(0)
+        _released_at[0] = _resident()
+    except (OSError, ValueError, IndexError):   # no /proc: trim every time
+        _libc.malloc_trim(0)
+    return True

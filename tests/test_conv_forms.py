@@ -22,6 +22,8 @@ SHAPES = [
     (2, 3, 6, 3, (6, 6), (3, 3), (1, 1), (1, 1), (0, 0)),      # depthwise, channel multiplier 2
     (2, 3, 4, 1, (9,), (3,), (2,), (1,), (2,)),                # 1-D
     (1, 2, 2, 1, (4, 4, 4), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1)),  # 3-D
+    (2, 2, 3, 1, (6, 5), (4, 4), (2, 3), (1, 1), (1, 1)),      # more taps than output positions
+    (2, 4, 4, 2, (8, 9), (3, 3), (1, 2), (3, 2), (0, 1)),      # the same, grouped and dilated
 ]
 
 
@@ -51,6 +53,18 @@ def test_forms_match_native_forward_and_gradient(shape):
             np.testing.assert_allclose(got, want, **TOL, err_msg=form)
 
 
+def test_image_sized_kernel_is_sliced_per_window():
+    """A kernel as large as the image (one output position) is gathered as one window, not
+    as one slice per tap: a 224x224 kernel traces in a handful of ops, not 50176 slices."""
+    x = jnp.ones((2, 3, 224, 224), jnp.float32)
+    w = jnp.ones((5, 3, 224, 224), jnp.float32)
+    jaxpr = jax.make_jaxpr(lambda x, w: cf.conv(x, w, (1, 1), (1, 1), (0, 0), form="patches"))(x, w)
+    assert sum(e.primitive.name == "slice" for e in jaxpr.eqns) == 1
+    y = cf.conv(x, w, (1, 1), (1, 1), (0, 0))
+    assert y.shape == (2, 5, 1, 1)
+    np.testing.assert_allclose(y, 3 * 224 * 224, rtol=1e-5)
+
+
 def test_rule():
     def pick(x, w, g, stride=(1, 1), pad=(1, 1)):
         return cf.choose(x, w, g, stride, (1, 1), pad)
@@ -58,6 +72,8 @@ def test_rule():
     assert pick((1, 128, 28, 28), (128, 4, 3, 3), 32) == "patches"        # grouped (ResNeXt)
     assert pick((16, 512, 2, 2), (512, 512, 3, 3), 1) == "patches"        # the 2x2 cliff
     assert pick((32, 64, 2, 2), (64, 64, 3, 3), 1) == "patches"           # the cliff at any batch
+    # more than 256 slices whichever way patches are gathered: XLA's convolution
+    assert pick((1, 64, 64, 64), (64, 2, 17, 17), 32, pad=(8, 8)) == "native"
     assert pick((1, 512, 7, 7), (512, 512, 3, 3), 1) == "patches"         # 7x7, 512 channels
     assert pick((16, 256, 7, 7), (256, 256, 3, 3), 1) == "native"         # 7x7 at batch 16
     assert pick((1, 256, 14, 14), (256, 256, 3, 3), 1) == "patches"       # 14x14, wide

@@ -19,6 +19,8 @@ import hashlib
 import threading
 import weakref
 
+from .. import _malloc
+
 _BY_TEXT: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 _lock = threading.Lock()
 _saved = [0]
@@ -47,13 +49,16 @@ def compile_once(lowered, opts: dict | None, tier: bool, compile_fn):
     """`compile_fn()`, or the live executable an identical program already compiled to."""
     key = program_key(lowered, opts, tier)
     if key is None:
-        return compile_fn()
+        compiled = compile_fn()
+        _malloc.release()
+        return compiled
     with _lock:
         got = _BY_TEXT.get(key)
         if got is not None:
             _saved[0] += 1
             return got
     compiled = compile_fn()
+    _malloc.release()   # a compile is where one heap fragments (see jbind/_malloc.py)
     try:
         with _lock:
             _BY_TEXT[key] = compiled

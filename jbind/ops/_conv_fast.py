@@ -45,6 +45,9 @@ _PATCH_ROWS = 64
 _PATCH_ROWS_WIDE = 256
 _NARROW = 128
 _WIDE = 256
+# `patches` builds its patch tensor from min(taps, output positions) slices; beyond this
+# many, tracing and compiling the slices costs more than XLA's convolution could lose.
+_MAX_SLICES = 256
 
 
 def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
@@ -59,6 +62,8 @@ def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
     out = math.prod(_out_sizes(x_shape[2:], k, stride, dilate, pad))
     if groups > 1 and groups == c and ntaps <= _TAPS_MAX_K:
         return "taps"
+    if min(ntaps, out) > _MAX_SLICES:
+        return "native"
     if groups > 1:
         return "patches"
     rows = x_shape[0] * out
@@ -93,6 +98,23 @@ def _tap_slices(x, k, stride, dilate, pad):
         limit = [n, c] + [st + s * (o - 1) + 1 for st, s, o in zip(start[2:], stride, out)]
         taps.append(lax.slice(x, start, limit, [1, 1, *stride]))
     return taps
+
+
+def _window_patches(x, k, stride, dilate, pad):
+    """The patch tensor `(N, C, K, *out)` of `_tap_slices` stacked, built instead from one
+    strided slice per output position (its whole dilated window): fewer slices where the
+    kernel has more taps than the output has positions (a kernel as large as the image)."""
+    nsp = len(k)
+    if any(pad):
+        x = jnp.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    out = _out_sizes(x.shape[2:], k, stride, dilate, (0,) * nsp)
+    n, c = x.shape[:2]
+    wins = []
+    for pos in _taps(out):
+        start = [0, 0] + [o * s for o, s in zip(pos, stride)]
+        limit = [n, c] + [st + d * (kk - 1) + 1 for st, d, kk in zip(start[2:], dilate, k)]
+        wins.append(lax.slice(x, start, limit, [1, 1, *dilate]).reshape(n, c, -1))
+    return jnp.stack(wins, axis=3).reshape(n, c, math.prod(k), *out)
 
 
 def _taps(k):
@@ -141,9 +163,11 @@ def conv_patches(x, w, stride, dilate, pad, groups=1):
     n, c = x.shape[:2]
     f, cg, k = w.shape[0], w.shape[1], w.shape[2:]
     ntaps = math.prod(k)
-    taps = _tap_slices(x, k, stride, dilate, pad)
-    out = taps[0].shape[2:]
-    p = jnp.stack(taps, axis=2)  # (N, C, K, *out)
+    out = tuple(_out_sizes(x.shape[2:], k, stride, dilate, pad))
+    if math.prod(out) < ntaps:   # slice per output window: a 224x224 kernel is one slice, not 50176
+        p = _window_patches(x, k, stride, dilate, pad)
+    else:
+        p = jnp.stack(_tap_slices(x, k, stride, dilate, pad), axis=2)  # (N, C, K, *out)
     if groups == 1:  # (F, N, *out): with N = 1 the move to (N, F, *out) is free
         y = lax.dot_general(w.reshape(f, cg, ntaps), p, (((1, 2), (1, 2)), ((), ())))
         return jnp.moveaxis(y, 0, 1)
