@@ -7,7 +7,8 @@ differ only in what the lowering throws away. XLA:CPU would compile such a progr
 (0.3-1 s each for an RNN); here the second compile finds the first executable by the
 program's StableHLO text and everything else its calling convention depends on (argument
 and result trees, every argument's type including those the program does not read,
-shardings and so devices, pruned arguments, donation, layouts, compiler options). Programs with host callbacks or effects never share: their executables hold
+shardings, the devices it was lowered for (`jax.default_device` included), pruned
+arguments, donation, layouts, compiler options). Programs with host callbacks or effects never share: their executables hold
 Python closures of their own.
 
 Executables are held weakly: the compile cache (`CACHE`) owns them and its eviction still
@@ -30,14 +31,16 @@ def program_key(lowered, opts: dict | None, tier: bool):
     """What makes two lowered programs interchangeable once compiled, or None where they
     must not share (host callbacks, effects, a JAX without these internals)."""
     try:
-        args = lowered._lowering.compile_args
+        low = lowered._lowering
+        args = low.compile_args
         if (args.get("host_callbacks") or args.get("keepalive") or args.get("ordered_effects")
-                or args.get("unordered_effects")):
-            return None
+                or args.get("unordered_effects") or getattr(low, "const_args", None)):
+            return None  # closures, effects, or constants passed beside the text
         text = lowered.as_text()
         # in_avals: the types of every argument, the ones pruned from the text too
         return (hashlib.sha256(text.encode()).digest(), str(lowered.in_tree), str(lowered.out_tree),
                 repr(lowered.in_avals), repr(args.get("global_out_avals")),  # weak types too
+                repr(getattr(low, "_device_list", None)),  # the devices (jax.default_device too)
                 repr(args["in_shardings"]), repr(args["out_shardings"]), repr(args.get("kept_var_idx")),
                 repr(lowered.donate_argnums), repr(args.get("tuple_args")), repr(args.get("in_layouts")),
                 repr(args.get("out_layouts")), repr(sorted((opts or {}).items())), tier)
