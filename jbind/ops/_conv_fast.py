@@ -84,13 +84,17 @@ def _out_sizes(sp, k, stride, dilate, pad):
     return [(x + 2 * p - d * (kk - 1) - 1) // s + 1 for x, kk, s, d, p in zip(sp, k, stride, dilate, pad)]
 
 
+def _padded(x, k, stride, dilate, pad):
+    """`x` zero-padded by `pad`, and the output's spatial sizes."""
+    if any(pad):
+        x = jnp.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    return x, _out_sizes(x.shape[2:], k, stride, dilate, (0,) * len(k))
+
+
 def _tap_slices(x, k, stride, dilate, pad):
     """One strided slice of the padded `x` per kernel tap, row-major over the taps; each
     is `(N, C, *out)`."""
-    nsp = len(k)
-    if any(pad):
-        x = jnp.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
-    out = _out_sizes(x.shape[2:], k, stride, dilate, (0,) * nsp)
+    x, out = _padded(x, k, stride, dilate, pad)
     n, c = x.shape[:2]
     taps = []
     for idx in _taps(k):
@@ -104,10 +108,7 @@ def _window_patches(x, k, stride, dilate, pad):
     """The patch tensor `(N, C, K, *out)` of `_tap_slices` stacked, built instead from one
     strided slice per output position (its whole dilated window): fewer slices where the
     kernel has more taps than the output has positions (a kernel as large as the image)."""
-    nsp = len(k)
-    if any(pad):
-        x = jnp.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
-    out = _out_sizes(x.shape[2:], k, stride, dilate, (0,) * nsp)
+    x, out = _padded(x, k, stride, dilate, pad)
     n, c = x.shape[:2]
     wins = []
     for pos in _taps(out):
