@@ -82,7 +82,9 @@ def test_rule():
     assert pick((1, 128, 7, 7), (128, 128, 3, 3), 1) == "patches"         # 7x7, 128 channels
     assert pick((1, 64, 56, 56), (64, 64, 3, 3), 1) == "native"           # large output
     assert pick((1, 64, 56, 56), (64, 8, 1, 1), 8, pad=(0, 0)) == "patches"   # grouped 1x1
-    assert pick((1, 512, 7, 7), (512, 512, 1, 1), 1, pad=(0, 0)) == "native"  # 1x1: a dot already
+    assert pick((1, 512, 7, 7), (512, 512, 1, 1), 1, pad=(0, 0)) == "patches"  # 1x1: one dot_general
+    assert pick((16, 64, 56, 56), (256, 64, 1, 1), 1, pad=(0, 0)) == "patches"
+    assert pick((1, 256, 56, 56), (512, 256, 1, 1), 1, stride=(2, 2), pad=(0, 0)) == "patches"
 
 
 def test_forced_form(monkeypatch):

@@ -38,7 +38,8 @@ FORMS = ("native", "taps", "patches")
 # _CLIFF_OUT positions per image (XLA's 2x2 cliff, at any batch size), or when the
 # patch matrix has at most _PATCH_ROWS rows (batch x output positions) and at least
 # _NARROW input channels, or at most _PATCH_ROWS_WIDE rows and at least _WIDE channels. Everything else stays on
-# XLA's convolution, which wins on big outputs (7x7 at batch 16 already).
+# XLA's convolution, which wins on big outputs (7x7 at batch 16 already). A dense 1x1
+# convolution always takes `patches`: one dot_general, faster than XLA's at every size measured.
 _TAPS_MAX_K = 49
 _CLIFF_OUT = 4
 _PATCH_ROWS = 64
@@ -65,6 +66,12 @@ def choose(x_shape, w_shape, groups, stride, dilate, pad) -> str:
     if min(ntaps, out) > _MAX_SLICES:
         return "native"
     if groups > 1:
+        return "patches"
+    if ntaps == 1:
+        # a 1x1 convolution as one dot_general: XLA's convolution, with its NCHW transposes,
+        # ran resnet50_v1 (mostly 1x1) at 64 x 64 batch 1 in 68 ms, as dots in 12; at 224 x 224
+        # batch 1 151 -> 84 ms, batch 16 1.41 -> 1.28 s; a 64 x 64 batch-16 training step
+        # 735 -> 472 ms (session 12, Intel Xeon, one core)
         return "patches"
     rows = x_shape[0] * out
     if ntaps > 1 and (out <= _CLIFF_OUT or (rows <= _PATCH_ROWS and c >= _NARROW)
