@@ -51,22 +51,20 @@ def program_key(lowered, opts: dict | None, tier: bool):
 def compile_once(lowered, opts: dict | None, tier: bool, compile_fn):
     """`compile_fn()`, or the live executable an identical program already compiled to."""
     key = program_key(lowered, opts, tier)
-    if key is None:
-        compiled = compile_fn()
-        _malloc.release()
-        return compiled
-    with _lock:
-        got = _BY_TEXT.get(key)
-        if got is not None:
-            _saved[0] += 1
-            return got
+    if key is not None:
+        with _lock:
+            got = _BY_TEXT.get(key)
+            if got is not None:
+                _saved[0] += 1
+                return got
     compiled = compile_fn()
     _malloc.release()   # a compile is where one heap fragments (see jbind/_malloc.py)
-    try:
-        with _lock:
-            _BY_TEXT[key] = compiled
-    except TypeError:  # not weakly referenceable: just not shared
-        pass
+    if key is not None:
+        try:
+            with _lock:
+                _BY_TEXT[key] = compiled
+        except TypeError:  # not weakly referenceable: just not shared
+            pass
     return compiled
 
 

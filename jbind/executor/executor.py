@@ -24,8 +24,7 @@ from ..ndarray import _view as _nd_view
 from ..ndarray.ndarray import NDArray, _placed, cached_zeros
 from ..symbol.graph import graph_of
 from ..symbol.infer import SHAPE, entry_values
-from . import _addgrad, _draws, _flat, _monitor
-from . import _heads
+from . import _addgrad, _draws, _flat, _heads, _monitor
 from ._heads import head_gradients, ignored_heads  # noqa: F401 - head_gradients: module/executor_group
 from ._view import alias
 from .plan import Plan
