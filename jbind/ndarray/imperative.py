@@ -14,7 +14,7 @@ from ..context import context_of_device, current_context, is_alias, parse
 from ..ops.custom import host_error
 from ..ops._base import ALIASES, REGISTRY, get_op
 from ..symbol.lower import matmul_precision
-from . import _dispatch, _plan
+from . import _dispatch, _flat_draw, _plan
 from .ndarray import NDArray, _dev
 
 
@@ -50,11 +50,15 @@ def _run(op_name, cls, op, params, slots, nargs, given, out, plan):
     ctx = (_context_of(datas[0]) if datas else parse(params.get("ctx"))) if op.random or not datas else None
     # recording: the compiled call also keeps its pullback's residuals for backward
     diff = _tape.recorded_inputs(given, datas) if recording else ()
+    device = None if datas else _dev(ctx)
+    flat = _flat_draw.plan(op, datas, device)  # a sampler on the CPU: drawn at a shared length
     try:
-        outs, new_aux, key, saved = _dispatch.call_vjp(op, datas, nargs, is_train, None if datas else _dev(ctx),
+        outs, new_aux, key, saved = _dispatch.call_vjp(flat[0] if flat else op, datas, nargs, is_train, device,
                                                        ctx, diff, sig=sig, precision=matmul_precision())
     except jax.errors.JaxRuntimeError as e:  # a custom op's Python failed: its error, not XLA's
         raise host_error(e) from None
+    if flat:
+        outs = [_flat_draw.unpad(outs[0], flat[1], flat[2], device)]
     if plan is None or plan.check_eager:
         try:
             op.check_eager(outs)
