@@ -99,3 +99,36 @@ def test_casts_and_activations_run_flat_with_their_dtypes():
     assert out.dtype == np.float64 and out.shape == (3, 7)
     want = np.tanh(np.float32(x).astype(np.float64) % np.float32(y).astype(np.float64))
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: mx.sym.random.normal(loc=10, scale=0.5, shape=s),
+    lambda s: mx.sym.random.uniform_like(data=mx.sym.ones(s), low=9.5, high=10.5),
+    lambda s: mx.sym.ones(s) * 10,
+])
+def test_samplers_and_constants_of_the_graph_shape_run_flat(make):
+    x = mx.sym.Variable("x")
+    before = None
+    for shape in [(30, 31), (33, 31), (7, 9, 11)]:   # one bucket: 1024
+        ex = (make(shape) + x).bind(mx.cpu(), {"x": mx.nd.ones(shape)}, {"x": mx.nd.zeros(shape)})
+        mx.random.seed(5)
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones(shape))
+        first = ex.outputs[0].asnumpy()
+        mx.random.seed(5)
+        again = ex.forward()[0].asnumpy()
+        assert ex._flat[0] and first.shape == shape
+        np.testing.assert_array_equal(first, again)          # same seed, same numbers
+        assert abs(first.mean() - 11) < 0.1 and first.min() > 8   # the law, plus x
+        np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), np.ones(shape))
+        if before is None:
+            before = mx.compile.stats()["misses"]
+    assert mx.compile.stats()["misses"] == before             # later shapes compiled nothing
+
+
+def test_samplers_of_another_shape_keep_the_graph_shaped():
+    x = mx.sym.Variable("x")
+    ex = mx.sym.broadcast_add(mx.sym.random.normal(shape=(1, 6)), x).bind(mx.cpu(), {"x": mx.nd.ones((5, 6))})
+    out = ex.forward()[0].asnumpy()
+    assert out.shape == (5, 6) and not ex._flat[0]   # not one shape: runs as bound
+    np.testing.assert_array_equal(out, np.broadcast_to(out[:1], (5, 6)))

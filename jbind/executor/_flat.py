@@ -12,16 +12,26 @@ Only on the CPU and for at most `MAX_ELEMENTS` elements, where reshaping and pad
 the host (NumPy views of the device buffers, one copy of a few kilobytes each way) costs
 microseconds. Gradients need no care: each element's gradient depends on that element
 alone, so the padding (ones, finite for every op) never reaches a real element.
+
+Ops that make their output from a `shape` parameter equal to the graph's shape (samplers
+such as `random_normal(shape=s)`, `ones(s)`) join too, made at the flat length instead:
+i.i.d. samples and constants are the same law at any length (MXNet's test of its
+samplers binds `sampler(shape) + x` at many shapes). `_random_*_like` samplers are
+pointwise (one sample per element of their input).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
 import numpy as np
 
 from ..ndarray.ndarray import _placed, cached_zeros
+from ..ops.reduce import ShapedBy
+from ..symbol._node import Node
 from ..symbol.graph import graph_of
+from ..symbol.symbol import Symbol
 from .plan import make_plan
 
 MAX_ELEMENTS = 1 << 16
@@ -47,21 +57,46 @@ def eligible(ex) -> tuple | None:
     n = math.prod(shape)
     if not 0 < n <= MAX_ELEMENTS or len(shape) == 1 and shape[0] == bucket(n):
         return None
-    if not all(node.op is None or node.op.pointwise for node in graph_of(ex._symbol).nodes):
+    if not all(node.op is None or node.op.pointwise or _sized(node.op, shape) for node in graph_of(ex._symbol).nodes):
         return None
     return tuple(shape), n, bucket(n)
 
 
-def inner_executor(ex, executor_cls, size: int):
-    """An executor of `ex`'s graph over (size,) arguments: only its compiled functions are used."""
+def _sized(op, shape) -> bool:
+    """Whether `op` makes its output from a `shape` parameter equal to `shape` (a sampler,
+    `ones`): at any other length it makes the same values (i.i.d. samples, constants)."""
+    return isinstance(op, ShapedBy) and tuple(op.shape) == tuple(shape)
+
+
+def _resized(sym, shape, size: int):
+    """`sym` with every op of `_sized(op, shape)` making (size,) instead."""
+    memo: dict = {}
+
+    def rebuild(node):
+        got = memo.get(id(node))
+        if got is None:
+            ins = tuple((rebuild(c), i) for c, i in node.inputs)
+            op = node.op
+            if op is not None and _sized(op, shape):
+                op = dataclasses.replace(op, shape=(size,))
+            same = op is node.op and all(a is c for (a, _), (c, _) in zip(ins, node.inputs))
+            got = memo[id(node)] = node if same else Node(op, node.name, dict(node.attrs), ins)
+        return got
+    return Symbol([(rebuild(n), i) for n, i in sym._heads])
+
+
+def inner_executor(ex, executor_cls, size: int, shape: tuple):
+    """An executor of `ex`'s graph (bound at `shape`) over (size,) arguments: only its
+    compiled functions are used."""
     plan = ex._plan
     dev, ctx = ex._device, ex._ctx
     flat = tuple((size,) for _ in plan.shapes)
     names = [t for _, t in plan.dtypes]
-    fplan = make_plan(ex._symbol, flat, tuple(names), plan.grad_req)
+    sym = _resized(ex._symbol, shape, size)
+    fplan = make_plan(sym, flat, tuple(names), plan.grad_req)
     args = [_placed(cached_zeros((size,), np.dtype(t), dev), ctx) for t in names]
     grads = [None if g is None else _placed(cached_zeros((size,), g.dtype, dev), ctx) for g in ex.grad_arrays]
-    return executor_cls(ex._symbol, ctx, args, grads, [], fplan)
+    return executor_cls(sym, ctx, args, grads, [], fplan)
 
 
 def _padded(x, size: int, dev):
@@ -100,7 +135,7 @@ def compiled(ex, mode: str, executor_cls):
     got = ex.__dict__.get("_flat")
     if got is None:
         spec = eligible(ex)
-        got = ex._flat = (False,) if spec is None else (True, spec, inner_executor(ex, executor_cls, spec[2]))
+        got = ex._flat = (False,) if spec is None else (True, spec, inner_executor(ex, executor_cls, spec[2], spec[0]))
     if not got[0]:
         return None
     (shape, n, size), inner = got[1], got[2]

@@ -4,7 +4,7 @@
 is not cheap to compile (threefry's rounds: ~0.3-0.4 s for uniform, 1-2 s for gamma or
 negative_binomial on one core), so code that draws at many shapes (data augmentation,
 noise of the current batch's shape, MXNet's tests) spent its time in XLA. A `_random_*`
-op called eagerly on the CPU with at most `MAX_ELEMENTS` samples instead draws
+op called eagerly on the CPU with at most `executor._flat.MAX_ELEMENTS` samples instead draws
 `bucket(n)` samples, the program of that length shared by every shape that rounds to it,
 and keeps the first n in the shape asked for (a host copy of at most 256 KB). The samples
 are i.i.d., so which n of them are kept does not change the distribution; the call
@@ -19,14 +19,14 @@ import jax
 import numpy as np
 
 from .._memo import Memo
-from ..executor._flat import MAX_ELEMENTS, bucket
 
 _OPS = Memo(256)   # (op class, parameters) -> (the op at its bucket length, shape, n), or False where it keeps its shape
 
 
-def _random_ops():
+def _imports():
+    from ..executor._flat import MAX_ELEMENTS, bucket  # the executors' flat runs use the same lengths
     from ..ops.sampling import _Random
-    return _Random
+    return _Random, MAX_ELEMENTS, bucket
 
 
 def plan(op, datas, device):
@@ -38,10 +38,11 @@ def plan(op, datas, device):
     got = _OPS.get(key)
     if got is None:
         got = False
-        if isinstance(op, _random_ops()):
+        random_op, max_elements, bucket = _imports()
+        if isinstance(op, random_op):
             shape = tuple(op.shape)
             n = math.prod(shape) if shape and all(d > 0 for d in shape) else 0
-            if 0 < n <= MAX_ELEMENTS and shape != (bucket(n),):
+            if 0 < n <= max_elements and shape != (bucket(n),):
                 got = (dataclasses.replace(op, shape=(bucket(n),)), shape, n)
         _OPS.put(key, got)
     return got or None

@@ -293,6 +293,7 @@ class _RandomLike(Op):
     read (and get a zero gradient, as MXNet's). Subclasses are made by `_like` from a
     `_random_*` op, whose parameter checks and drawing they reuse."""
     random = True
+    pointwise = True  # i.i.d. samples, one per element of `data`: any reshaping draws the same law
     base: ClassVar[type]
 
     def __post_init__(self):
