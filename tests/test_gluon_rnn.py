@@ -87,3 +87,18 @@ def test_exported_lstm_loads_through_rnn_param_concat(tmp_path):
     np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), y, rtol=1e-5, atol=1e-6)
     block = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
     np.testing.assert_allclose(block(tokens).asnumpy(), y, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: mx.gluon.rnn.GRU(3, num_layers=2, bidirectional=True),
+                                  lambda: mx.gluon.rnn.RNN(3, num_layers=2, activation="tanh", dropout=0.5)])
+def test_unfuse_gives_cells_that_share_the_layer_parameters(make):
+    layer = make()
+    cells = layer._unfuse()
+    layer.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(1).randn(4, 2, 5))
+    fused = layer(x)  # outside autograd.record, dropout is off in both
+    unrolled = cells.unroll(4, x, layout="TNC", merge_outputs=True)[0]
+    np.testing.assert_allclose(unrolled.asnumpy(), fused.asnumpy(), rtol=1e-5, atol=1e-6)
+    shared = cells.collect_params()
+    assert set(shared.keys()) == set(layer.collect_params().keys())
+    assert all(shared[k] is layer.collect_params()[k] for k in shared.keys())
