@@ -72,6 +72,23 @@ class Context:
     def empty_cache(self):
         pass
 
+    @staticmethod
+    def current_context() -> "Context":
+        """The context of the innermost `with ctx:` scope, cpu(0) outside any (MXNet's)."""
+        return current_context()
+
+
+class _DefaultCtx:
+    """`Context.default_ctx` (deprecated in MXNet 1.x): reads as `current_context()`."""
+
+    def __get__(self, obj, cls=None):
+        warnings.warn("Context.default_ctx has been deprecated. Please use Context.current_context() "
+                      "instead.", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+
+Context.default_ctx = _DefaultCtx()
+
 
 _DEVICES: dict = {}
 

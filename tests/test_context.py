@@ -67,3 +67,13 @@ def test_sparse_copyto_keeps_the_cpu_label():
     far = rsp.copyto(mx.cpu(3))
     assert far.context == mx.cpu(3) and far.stype == "row_sparse"
     np.testing.assert_array_equal(far.asnumpy(), rsp.asnumpy())
+
+
+def test_current_context_and_deprecated_default_ctx_read_the_with_scope():
+    assert mx.Context.current_context() == mx.cpu(0)
+    with mx.cpu(1):
+        assert mx.Context.current_context() == mx.cpu(1)
+        with pytest.warns(DeprecationWarning, match="default_ctx"):
+            assert mx.Context.default_ctx == mx.cpu(1)
+    with pytest.warns(DeprecationWarning):
+        assert mx.Context.default_ctx == mx.cpu(0)

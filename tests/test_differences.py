@@ -650,13 +650,6 @@ def test_interval_sampler_len_counts_what_it_yields():
     assert len(IntervalSampler(13, 3, rollover=False)) == 5
 
 
-def test_dataloader_pin_memory_batches_are_on_the_cpu():
-    """DataLoader(pin_memory=True) gives batches on cpu(0): jbind's cpu_pinned is the CPU device."""
-    from jbind.gluon.data import DataLoader
-    batch = next(iter(DataLoader(mx.nd.ones((4, 2)), 2, pin_memory=True)))
-    assert batch.context == mx.cpu(0)
-
-
 def test_random_saturation_blends_with_the_whole_gray_level():
     """transforms.RandomSaturation blends with 0.299 R + 0.587 G + 0.114 B (MXNet 1.9.1's kernel: 0.114 B only)."""
     import numpy as np

@@ -232,3 +232,13 @@ def test_interval_sampler():
     assert list(IntervalSampler(13, 3, rollover=False)) == [0, 3, 6, 9, 12]
     with pytest.raises(MXNetError, match="at most length"):
         IntervalSampler(2, 3)
+
+
+@pytest.mark.parametrize("workers, threads", [(0, False), (2, True)])
+def test_pin_memory_puts_batches_on_cpu_pinned(workers, threads):
+    ds = ArrayDataset(np.arange(12.0).reshape(6, 2), np.arange(6))
+    plain = [x for x, _ in DataLoader(ds, 4, num_workers=workers, thread_pool=threads)]
+    assert all(x.context == mx.cpu(0) for x in plain)
+    pinned = list(DataLoader(ds, 4, pin_memory=True, pin_device_id=1, num_workers=workers, thread_pool=threads))
+    assert all(x.context == mx.context.cpu_pinned(1) and y.context == mx.context.cpu_pinned(1) for x, y in pinned)
+    np.testing.assert_array_equal(np.concatenate([x.asnumpy() for x, _ in pinned]), ds._data[0])

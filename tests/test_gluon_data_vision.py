@@ -93,8 +93,34 @@ def test_transforms_on_batches_and_bad_shapes():
         T.Resize(3, interpolation=5)(_img())
     with pytest.raises(MXNetError, match="must be positive"):
         T.Resize(-3, keep_ratio=True)(_img())
+    bad_size = T.Resize((3, 3, 3))  # as in MXNet, a bad size is reported when the transform runs
     with pytest.raises(MXNetError, match="width, height"):
-        T.Resize((3, 3, 3))
+        bad_size(_img())
+    with pytest.raises(MXNetError, match="does not fit"):
+        T.CropResize(0, 0, -2, -1)(_img())
+
+
+def test_image_crop_and_flip_ops():
+    a = np.arange(2 * 5 * 4 * 3, dtype=np.float32).reshape(2, 5, 4, 3)
+    np.testing.assert_array_equal(mx.nd.image.flip_left_right(mx.nd.array(a[0])).asnumpy(), a[0, :, ::-1])
+    np.testing.assert_array_equal(mx.nd.image.flip_top_bottom(mx.nd.array(a)).asnumpy(), a[:, ::-1])
+    np.testing.assert_array_equal(mx.nd.image.crop(mx.nd.array(a), 1, 2, 3, 2).asnumpy(), a[:, 2:4, 1:4])
+    # symbolic: shape inference and the gradient (the head inside the window, zero elsewhere)
+    s = mx.sym.image.crop(mx.sym.Variable("img"), x=0, y=1, width=2, height=3)
+    assert s.infer_shape(img=(5, 4, 3))[1] == [(3, 2, 3)]
+    x = mx.nd.array(a[0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.image.crop(x, 0, 1, 2, 3)
+    y.backward(mx.nd.ones_like(y) * 2)
+    want = np.zeros_like(a[0])
+    want[1:4, 0:2] = 2
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    for bad in [dict(x=3, y=0, width=2, height=2), dict(x=0, y=0, width=0, height=2)]:
+        with pytest.raises(MXNetError, match="width"):
+            mx.nd.image.crop(mx.nd.array(a[0]), **bad)
+    with pytest.raises(MXNetError, match="1 or 3 channels"):
+        mx.nd.image.crop(mx.nd.ones((5, 4, 2)), 0, 0, 1, 1)
 
 
 # ------------------------------------------------------------------ datasets from files

@@ -129,3 +129,24 @@ def test_bad_label_format_and_weight():
         gloss.LogisticLoss(label_format="zero_one")
     with pytest.raises(mx.MXNetError, match="weight"):
         gloss.L1Loss(weight="big")(mx.nd.array(PRED), mx.nd.array(LABEL))
+
+
+def test_softmax_ce_takes_labels_with_a_trailing_axis_of_one():
+    # MXNet's pick accepts an index of data's rank whose `axis` is 1 (the "kept" form), so a
+    # column of class labels works like a flat vector, imperatively, hybridized and symbolically.
+    logits = RNG.randn(5, 3).astype(np.float32)
+    classes = np.array([0, 2, 1, 1, 0], np.float32)
+    want = -_log_softmax(logits)[np.arange(5), classes.astype(int)]
+    for hybrid in (False, True):
+        ce = gloss.SoftmaxCELoss()
+        if hybrid:
+            ce.hybridize()
+        got = ce(mx.nd.array(logits), mx.nd.array(classes[:, None])).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    picked = mx.nd.pick(mx.nd.array(logits), mx.nd.array(classes[:, None]), axis=1)
+    np.testing.assert_allclose(picked.asnumpy(), logits[np.arange(5), classes.astype(int)])
+    s = mx.sym.pick(mx.sym.Variable("x"), mx.sym.Variable("i"), axis=-1, keepdims=True)
+    arg_shapes, out_shapes, _ = s.infer_shape(x=(5, 3), i=(5, 1))
+    assert arg_shapes == [(5, 3), (5, 1)] and out_shapes == [(5, 1)]
+    _, out_shapes, _ = s.infer_shape(x=(5, 3), i=(5,))
+    assert out_shapes == [(5, 1)]

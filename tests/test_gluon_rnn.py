@@ -87,3 +87,68 @@ def test_exported_lstm_loads_through_rnn_param_concat(tmp_path):
     np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), y, rtol=1e-5, atol=1e-6)
     block = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
     np.testing.assert_allclose(block(tokens).asnumpy(), y, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: mx.gluon.rnn.GRU(3, num_layers=2, bidirectional=True),
+                                  lambda: mx.gluon.rnn.RNN(3, num_layers=2, activation="tanh", dropout=0.5)])
+def test_unfuse_gives_cells_that_share_the_layer_parameters(make):
+    layer = make()
+    cells = layer._unfuse()
+    layer.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(1).randn(4, 2, 5))
+    fused = layer(x)  # outside autograd.record, dropout is off in both
+    unrolled = cells.unroll(4, x, layout="TNC", merge_outputs=True)[0]
+    np.testing.assert_allclose(unrolled.asnumpy(), fused.asnumpy(), rtol=1e-5, atol=1e-6)
+    shared = cells.collect_params()
+    assert set(shared.keys()) == set(layer.collect_params().keys())
+    assert all(shared[k] is layer.collect_params()[k] for k in shared.keys())
+
+
+def _lstmp_reference(x, params, layers, dirs, h, p):
+    """numpy: a projected LSTM layer stack, time-major, zero begin states."""
+    for layer in range(layers):
+        outs = []
+        for d, tag in enumerate("lr"[:dirs]):
+            w = {k: params[f"{tag}{layer}_{k}"] for k in ("i2h_weight", "h2h_weight", "h2r_weight",
+                                                         "i2h_bias", "h2h_bias")}
+            r, c = np.zeros((x.shape[1], p)), np.zeros((x.shape[1], h))
+            steps = range(x.shape[0]) if d == 0 else reversed(range(x.shape[0]))
+            ys = [None] * x.shape[0]
+            for t in steps:
+                g = x[t] @ w["i2h_weight"].T + w["i2h_bias"] + r @ w["h2h_weight"].T + w["h2h_bias"]
+                i, f, n, o = np.split(g, 4, axis=1)
+                c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(n)
+                r = (_sigmoid(o) * np.tanh(c)) @ w["h2r_weight"].T
+                ys[t] = r
+            outs.append(np.stack(ys))
+        x = np.concatenate(outs, axis=-1)
+    return x
+
+
+@pytest.mark.parametrize("layers, bidirectional", [(1, False), (2, True)])
+def test_lstm_projection_matches_numpy_and_trains(layers, bidirectional):
+    h, p = 6, 3
+    layer = rnn.LSTM(h, num_layers=layers, bidirectional=bidirectional, projection_size=p, prefix="lp_")
+    layer.initialize(mx.init.Uniform(0.4))
+    x = _x(4, 2, 5)
+    with mx.autograd.record():
+        out = layer(x)
+    assert out.shape == (4, 2, (2 if bidirectional else 1) * p)
+    params = {k[len("lp_"):]: v.data().asnumpy().astype(np.float64) for k, v in layer.collect_params().items()}
+    assert params["l0_h2h_weight"].shape == (4 * h, p) and params["l0_h2r_weight"].shape == (p, h)
+    want = _lstmp_reference(x.asnumpy().astype(np.float64), params, layers, 2 if bidirectional else 1, h, p)
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-4, atol=1e-5)
+    out.backward()
+    assert np.abs(layer.l0_h2r_weight.grad().asnumpy()).sum() > 0
+    states = layer.begin_state(2)
+    assert [s.shape for s in states] == [(layers * (2 if bidirectional else 1), 2, p),
+                                         (layers * (2 if bidirectional else 1), 2, h)]
+
+
+def test_rnn_op_projection_needs_lstm_and_a_smaller_width():
+    data, params, state = mx.sym.Variable("d"), mx.sym.Variable("p"), mx.sym.Variable("s")
+    with pytest.raises(mx.base.MXNetError, match="projection_size"):
+        mx.sym.RNN(data, params, state, state_size=4, num_layers=1, mode="gru", projection_size=2)
+    with pytest.raises(mx.base.MXNetError, match="projection_size"):
+        mx.sym.RNN(data, params, state, mx.sym.Variable("c"), state_size=4, num_layers=1, mode="lstm",
+                   projection_size=5)

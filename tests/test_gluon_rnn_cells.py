@@ -87,3 +87,26 @@ def test_modifier_cells_guard_their_base():
     z.initialize()
     out, _ = z.unroll(3, _x(2, 3, 4), merge_outputs=True)  # outside training zoneout keeps the new values
     assert out.shape == (2, 3, 3)
+
+
+def test_hybridized_bidirectional_unroll_with_valid_length_matches_imperative():
+    class Bi(mx.gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.bi = mx.gluon.rnn.BidirectionalCell(mx.gluon.rnn.GRUCell(4, prefix="l_"),
+                                                         mx.gluon.rnn.GRUCell(4, prefix="r_"))
+
+        def hybrid_forward(self, F, x, valid):
+            return self.bi.unroll(3, x, valid_length=valid, layout="NTC", merge_outputs=True)[0]
+
+    net = Bi()
+    net.initialize(mx.init.Uniform(0.5))
+    x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 5))
+    valid = mx.nd.array([3, 2])
+    want = net(x, valid).asnumpy()
+    net.hybridize()
+    got = net(x, valid).asnumpy()
+    assert got.shape == (2, 3, 8)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert (got[1, 2] == 0).all()  # past the second sequence's length

@@ -216,3 +216,23 @@ def test_variable_stype_is_stored_as_mxnets_storage_id():
     assert mx.sym.var("w", stype="csr").attr("__storage_type__") == str(_STORAGE_TYPE_STR_TO_ID["csr"]) == "2"
     with pytest.raises(mx.MXNetError, match="stype"):
         mx.sym.var("w", stype="sparse")
+
+
+def test_contrib_sparse_embedding_reads_and_updates_only_looked_up_rows():
+    from jbind.gluon.contrib.nn import SparseEmbedding
+    layer = SparseEmbedding(6, 3, weight_initializer=mx.init.One())
+    layer.initialize()
+    assert layer.weight.stype == "row_sparse" and layer.weight.grad_stype == "row_sparse"
+    trainer = mx.gluon.Trainer(layer.collect_params(), "sgd", {"learning_rate": 0.5})
+    ids = mx.nd.array([4, 1, 4])
+    with mx.autograd.record():
+        out = layer(ids)
+    assert out.shape == (3, 3)
+    out.backward()
+    grad = layer.weight.grad()
+    assert grad.stype == "row_sparse"
+    np.testing.assert_array_equal(grad.asnumpy()[:, 0], [0, 1, 0, 0, 2, 0])
+    trainer.step(1)
+    rows = layer.weight.row_sparse_data(mx.nd.arange(6)).asnumpy()
+    np.testing.assert_allclose(rows[:, 0], [1, 0.5, 1, 1, 0, 1])
+    assert repr(layer) == "SparseEmbedding(6 -> 3, float32)"

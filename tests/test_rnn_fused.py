@@ -138,7 +138,7 @@ def test_lstm_state_clip_bounds_the_cell_state():
 
 def test_rnn_op_errors_name_the_problem():
     with pytest.raises(mx.base.MXNetError, match="projection_size"):
-        mx.sym.RNN(mx.sym.Variable("data"), state_size=2, num_layers=1, mode="lstm", projection_size=1)
+        mx.sym.RNN(mx.sym.Variable("data"), state_size=2, num_layers=1, mode="lstm", projection_size=3)
     with pytest.raises(mx.base.MXNetError, match="use_sequence_length"):
         mx.sym.RNN(mx.sym.Variable("data"), state_size=2, num_layers=1, mode="gru", use_sequence_length=True)
     sym = mx.sym.RNN(mx.sym.Variable("data"), state_size=2, num_layers=1, mode="gru", name="r")

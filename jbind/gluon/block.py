@@ -158,6 +158,17 @@ class Block:
             if name in params:
                 params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 
+    def save(self, prefix) -> None:
+        """Write '<prefix>-model.json' (the block tree, names and traced graphs) and
+        '<prefix>-model.params', as MXNet's `Block.save`."""
+        from ._block_save import save_model
+        save_model(self, prefix)
+
+    def load(self, prefix) -> None:
+        """Load a model written by `save` into this block, built the same way as the saved one."""
+        from ._block_save import load_model
+        load_model(self, prefix)
+
     def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False) -> None:
         """Deprecated name of `load_parameters`."""
         warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)

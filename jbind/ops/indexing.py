@@ -137,7 +137,8 @@ def _check_in_range(idx, n, who):
 
 @register
 class pick(Op):
-    """out[i, j] = data[i, index[i, j], j] along `axis`; index has data's shape without `axis`."""
+    """out[i, j] = data[i, index[i, j], j] along `axis`; index has data's shape without `axis`
+    (or, as in MXNet, with `axis` kept as size 1 when index has data's rank)."""
     axis: Optional[int] = -1
     keepdims: bool = False
     mode: Literal["clip", "wrap"] = "clip"
@@ -152,8 +153,9 @@ class pick(Op):
         if data is None:
             return [None, index], [None], []
         ax = _axis(self.axis, len(data))
-        small = data[:ax] + data[ax + 1:]
-        return [data, small], [data[:ax] + (1,) + data[ax + 1:] if self.keepdims else small], []
+        small, kept = data[:ax] + data[ax + 1:], data[:ax] + (1,) + data[ax + 1:]
+        idx_shape = kept if index is not None and len(index) == len(data) else small
+        return [data, idx_shape], [kept if self.keepdims else small], []
 
     infer_type = staticmethod(_index_types)
 
@@ -161,6 +163,8 @@ class pick(Op):
         x, idx = ins[0], _int_index(ins[1])
         ax = self.axis % x.ndim
         n = x.shape[ax]
+        if idx.ndim == x.ndim:  # the keepdims form of the index
+            idx = jnp.squeeze(idx, ax)
         idx = jnp.mod(idx, n) if self.mode == "wrap" else jnp.clip(idx, 0, n - 1)
         y = jnp.take_along_axis(x, jnp.expand_dims(idx, ax), axis=ax)
         return [y if self.keepdims else jnp.squeeze(y, ax)], aux

@@ -2,7 +2,9 @@
 
 Data is time-major (T, N, I). `parameters` is MXNet's packed vector: first the weights
 of every layer and direction (for each: i2h (gates*H, in), then h2h (gates*H, H)), then
-their biases in the same order (i2h (gates*H,), then h2h (gates*H,)). Gates are ordered
+their biases in the same order (i2h (gates*H,), then h2h (gates*H,)). An LSTM with
+`projection_size` P has h2h (4H, P) followed by h2r (P, H) per layer and direction: its
+output and recurrent state are r = h @ h2r.T, of width P. Gates are ordered
 i, f, c, o for lstm and r, z, n for gru (cuDNN's GRU: n = tanh(Wx + b + r * (Uh + c))).
 Each layer is one `lax.scan` over time (both directions together); the input projection of
 all steps is one matmul.
@@ -21,12 +23,15 @@ from ._base import Op, register
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
-def param_size(mode: str, num_layers: int, bidirectional: bool, input_size: int, state_size: int) -> int:
-    """Length of the packed parameter vector (MXNet's GetRnnParamSize, without projection)."""
+def param_size(mode: str, num_layers: int, bidirectional: bool, input_size: int, state_size: int,
+               projection_size: Optional[int] = None) -> int:
+    """Length of the packed parameter vector (MXNet's GetRnnParamSize)."""
     d, g, h = 2 if bidirectional else 1, _GATES[mode], state_size
-    first = (input_size + h + 2) * g * h
-    rest = (d * h + h + 2) * g * h
-    return d * first + (num_layers - 1) * d * rest
+    r = projection_size or h  # the recurrent width
+    first = (input_size + r + 2) * g * h
+    rest = (d * r + r + 2) * g * h
+    extra = projection_size * h * num_layers * d if projection_size else 0
+    return d * first + (num_layers - 1) * d * rest + extra
 
 
 @register
@@ -35,8 +40,8 @@ class RNN(Op):
 
     `p` drops the outputs of every layer but the last, in training only. `lstm_state_clip_min/max`
     clip the cell state as cuDNN does (MXNet's CPU kernel ignores them); with `lstm_state_clip_nan`
-    a NaN cell state becomes `lstm_state_clip_min`. Not supported: `projection_size`,
-    `use_sequence_length`.
+    a NaN cell state becomes `lstm_state_clip_min`. `projection_size` (lstm only) projects each
+    step's hidden vector to that width. Not supported: `use_sequence_length`.
     """
     mxnet_order = ('state_size', 'num_layers', 'bidirectional', 'mode', 'p', 'state_outputs', 'projection_size',
                    'lstm_state_clip_min', 'lstm_state_clip_max', 'lstm_state_clip_nan', 'use_sequence_length')
@@ -59,8 +64,11 @@ class RNN(Op):
                              f"num_layers={self.num_layers}")
         if not 0.0 <= self.p < 1.0:
             raise ValueError(f"dropout p must be in [0, 1), got {self.p}")
-        if self.projection_size is not None:
-            raise ValueError("projection_size is not supported by jbind's RNN")
+        if self.projection_size is not None and (self.mode != "lstm" or not 0 < self.projection_size
+                                                 <= self.state_size):
+            raise ValueError(f"projection_size needs mode lstm and 0 < projection_size <= state_size "
+                             f"(State size must be larger than projection size), got mode {self.mode}, "
+                             f"projection_size {self.projection_size}, state_size {self.state_size}")
         if self.use_sequence_length:
             raise ValueError("use_sequence_length=True is not supported by jbind's RNN; mask the outputs "
                              "with SequenceMask instead")
@@ -92,33 +100,41 @@ class RNN(Op):
         for s in states:  # a batch size the data does not know yet may come from a given state
             if not batch and s is not None and len(s) == 3:
                 batch = s[1]
-        h, lay = self.state_size, self._dirs * self.num_layers
-        state = (lay, batch, h)
-        params = (param_size(self.mode, self.num_layers, self.bidirectional, width, h),) if width else None
-        out = (steps, batch, self._dirs * h)
-        return [(steps, batch, width), params] + [state] * nstate, [out] + [state] * (len(outs) - 1), []
+        h, lay, r = self.state_size, self._dirs * self.num_layers, self.projection_size or self.state_size
+        st = [(lay, batch, r), (lay, batch, h)][:nstate]
+        params = (param_size(self.mode, self.num_layers, self.bidirectional, width, h, self.projection_size),) \
+            if width else None
+        out = (steps, batch, self._dirs * r)
+        return [(steps, batch, width), params] + st, [out] + st[:len(outs) - 1], []
 
     # --- lowering ------------------------------------------------------------------------
     def _unpack(self, flat, input_size):
-        """-> [(w_i2h, w_h2h, b_i2h, b_h2h)] for each (layer, direction), layer-major."""
+        """-> [(w_i2h, w_h2h, b_i2h, b_h2h, w_h2r or None)] for each (layer, direction), layer-major."""
         g, h, d = _GATES[self.mode], self.state_size, self._dirs
+        p = self.projection_size
+        r = p or h
         pos, weights = 0, []
         for layer in range(self.num_layers):
-            width = input_size if layer == 0 else d * h
+            width = input_size if layer == 0 else d * r
             for _ in range(d):
                 wi = flat[pos:pos + g * h * width].reshape(g * h, width)
                 pos += g * h * width
-                wh = flat[pos:pos + g * h * h].reshape(g * h, h)
-                pos += g * h * h
-                weights.append([wi, wh])
-        for w in weights:
-            w.append(flat[pos:pos + g * h])
-            w.append(flat[pos + g * h:pos + 2 * g * h])
+                wh = flat[pos:pos + g * h * r].reshape(g * h, r)
+                pos += g * h * r
+                wr = None
+                if p:
+                    wr = flat[pos:pos + p * h].reshape(p, h)
+                    pos += p * h
+                weights.append([wi, wh, wr])
+        out = []
+        for wi, wh, wr in weights:
+            out.append((wi, wh, flat[pos:pos + g * h], flat[pos + g * h:pos + 2 * g * h], wr))
             pos += 2 * g * h
-        return [tuple(w) for w in weights]
+        return out
 
-    def _cell(self, wh, bh):
-        """The step over both directions at once: carry (D, N, H), x_proj (D, N, gates*H)."""
+    def _cell(self, wh, bh, wr):
+        """The step over both directions at once: carry (D, N, H) (h, or r = h @ wr.T of width P
+        with a projection), x_proj (D, N, gates*H)."""
         mode, h = self.mode, self.state_size
         lo, hi = self.lstm_state_clip_min, self.lstm_state_clip_max
 
@@ -133,6 +149,8 @@ class RNN(Op):
                     cell = jnp.fmin(jnp.fmax(cell, lo), hi) if self.lstm_state_clip_nan else \
                         jnp.clip(cell, lo, hi)
                 new = jax.nn.sigmoid(o) * jnp.tanh(cell)
+                if wr is not None:
+                    new = jnp.einsum("dnh,dph->dnp", new, wr)
                 return (new, cell), new
             if mode == "gru":
                 r = jax.nn.sigmoid(x_proj[..., :h] + hh[..., :h])
@@ -154,11 +172,12 @@ class RNN(Op):
         x, finals = data, [[] for _ in init]
         for layer in range(self.num_layers):
             # both directions of a layer run in one scan: direction 1 reads the sequence reversed
-            wi, wh, bi, bh = (jnp.stack(w) for w in zip(*weights[layer * d:(layer + 1) * d]))
+            wi, wh, bi, bh, wr = (None if w[0] is None else jnp.stack(w)
+                                  for w in zip(*weights[layer * d:(layer + 1) * d]))
             seq = jnp.stack([x, jnp.flip(x, 0)][:d], axis=1)                      # (T, D, N, in)
             proj = jnp.einsum("tdni,dgi->tdng", seq, wi) + bi[None, :, None, :]     # (T, D, N, gates*H)
             start = tuple(s[layer * d:(layer + 1) * d] for s in init)
-            carry, ys = lax.scan(self._cell(wh, bh), start, proj)                 # ys (T, D, N, H)
+            carry, ys = lax.scan(self._cell(wh, bh, wr), start, proj)             # ys (T, D, N, H or P)
             x = ys[:, 0] if d == 1 else jnp.concatenate([ys[:, 0], jnp.flip(ys[:, 1], 0)], axis=-1)
             for f, c in zip(finals, carry):
                 f.append(c)

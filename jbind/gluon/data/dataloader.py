@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import context
 from ... import ndarray as nd
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
@@ -28,6 +29,15 @@ def default_batchify_fn(data):
     return nd.array(arr, dtype=arr.dtype)
 
 
+def _as_in_context(batch, ctx):
+    """The NDArrays of `batch` (nested in lists / tuples) moved to `ctx`."""
+    if isinstance(batch, NDArray):
+        return batch.as_in_context(ctx)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_as_in_context(b, ctx) for b in batch)
+    return batch
+
+
 class DataLoader:
     """Loads a Dataset and returns mini-batches, as MXNet 1.9.1's DataLoader.
 
@@ -43,8 +53,8 @@ class DataLoader:
             a forkserver (not a fork of this process) and receive the dataset pickled once;
             they send samples back as arrays and scalars (no pickles), and `batchify_fn` runs
             in this process.
-        pin_memory, pin_device_id: accepted; batches are on the CPU (jbind has no separate
-            pinned memory: `cpu_pinned` is the CPU device).
+        pin_memory, pin_device_id: batches on `cpu_pinned(pin_device_id)` (jbind has no separate
+            pinned memory: that context is a label on the CPU device, as MXNet reports it).
         prefetch: batches requested ahead (default 2 * num_workers).
         thread_pool: use `num_workers` threads instead of processes (any sample type).
         timeout: seconds to wait for a worker's batch before an MXNetError.
@@ -87,8 +97,13 @@ class DataLoader:
 
     def __iter__(self):
         if self._num_workers == 0:
-            return self._serial()
-        return self._threaded() if self._thread_pool else self._multiprocess()
+            batches = self._serial()
+        else:
+            batches = self._threaded() if self._thread_pool else self._multiprocess()
+        if not self._pin_memory:
+            return batches
+        pinned = context.cpu_pinned(self._pin_device_id)
+        return (_as_in_context(b, pinned) for b in batches)
 
     def _start_pool(self):
         if self._pool is None:

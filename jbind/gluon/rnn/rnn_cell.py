@@ -87,7 +87,7 @@ def reverse_sequences(sequences, unroll_step, valid_length=None):
         return list(reversed(sequences))
     rev = F.SequenceReverse(F.stack(*sequences, axis=0), sequence_length=valid_length, use_sequence_length=True)
     if unroll_step > 1 or F is symbol:
-        return _as_list(F.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True))
+        return list(F.split(rev, axis=0, num_outputs=unroll_step, squeeze_axis=True))  # a Symbol's outputs
     return [rev[0]]
 
 

@@ -40,6 +40,9 @@ class _RNNLayer(HybridBlock):
         self._lstm_state_clip_nan = lstm_state_clip_nan
         self._dtype = dtype
         self._use_sequence_length = use_sequence_length
+        self._inits = {"i2h_weight_initializer": i2h_weight_initializer,
+                       "h2h_weight_initializer": h2h_weight_initializer,
+                       "i2h_bias_initializer": i2h_bias_initializer, "h2h_bias_initializer": h2h_bias_initializer}
         self.skip_states = None
         self._gates = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
         ng, ni, nh, npj = self._gates, input_size, hidden_size, self._projection_size
@@ -87,6 +90,35 @@ class _RNNLayer(HybridBlock):
 
     def state_info(self, batch_size=0):
         raise NotImplementedError
+
+    def _unfuse(self):
+        """The same network as a HybridSequentialRNNCell of cells ('l{i}_' / 'r{i}_', a
+        BidirectionalCell per layer when bidirectional, a DropoutCell between layers) that
+        shares this layer's Parameters."""
+        check(not self._projection_size, "_unfuse does not support projection layer yet!")
+        check(self._lstm_state_clip_min is None and self._lstm_state_clip_max is None,
+              "_unfuse does not support state clipping yet!")
+        from . import _cell_containers as cc, rnn_cell
+
+        def make(prefix, input_size):
+            if self._mode.startswith("rnn_"):
+                return rnn_cell.RNNCell(self._hidden_size, activation=self._mode[4:], input_size=input_size,
+                                        prefix=prefix, **self._inits)
+            cls = rnn_cell.LSTMCell if self._mode == "lstm" else rnn_cell.GRUCell
+            return cls(self._hidden_size, input_size=input_size, prefix=prefix, **self._inits)
+
+        stack = cc.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for i in range(self._num_layers):
+                if self._dir == 2:
+                    stack.add(cc.BidirectionalCell(make(f"l{i}_", ni), make(f"r{i}_", ni)))
+                else:
+                    stack.add(make(f"l{i}_", ni))
+                if self._dropout > 0 and i != self._num_layers - 1:
+                    stack.add(cc.DropoutCell(self._dropout))
+                ni = self._hidden_size * self._dir
+        return stack
 
     def cast(self, dtype):
         super().cast(dtype)

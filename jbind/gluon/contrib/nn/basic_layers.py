@@ -1,4 +1,4 @@
-"""Gluon's contrib layers: Concurrent, HybridConcurrent, Identity, PixelShuffle1D/2D/3D."""
+"""Gluon's contrib layers: Concurrent, HybridConcurrent, Identity, SparseEmbedding, PixelShuffle1D/2D/3D."""
 from __future__ import annotations
 
 import numbers
@@ -8,10 +8,10 @@ import warnings
 from .... import ndarray as nd
 from ....context import num_gpus
 from ..._util import check
-from ...block import HybridBlock
+from ...block import Block, HybridBlock
 from ...nn.basic_layers import BatchNorm, HybridSequential, Sequential
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
            "PixelShuffle3D"]
 
 
@@ -35,6 +35,24 @@ class HybridConcurrent(HybridSequential):
 
     def hybrid_forward(self, F, x):
         return F.concat(*[b(x) for b in self._children.values()], dim=self.axis)
+
+
+class SparseEmbedding(Block):
+    """An Embedding whose weight is stored row_sparse and whose gradient is row_sparse; the
+    forward pass reads only the weight rows that `x` looks up."""
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
+                                      dtype=dtype, grad_stype="row_sparse", stype="row_sparse")
+
+    def forward(self, x):
+        return nd.Embedding(x, self.weight.row_sparse_data(x), name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        k = self._kwargs
+        return f"{self.__class__.__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
 
 
 class Identity(HybridBlock):

@@ -165,8 +165,7 @@ class Resize(Block):
 
     def __init__(self, size, keep_ratio=False, interpolation=1):
         super().__init__()
-        self._size, self._keep, self._interp = size, keep_ratio, interpolation
-        _size2(size, "Resize")
+        self._size, self._keep, self._interp = size, keep_ratio, interpolation  # checked when called, as MXNet
 
     def _target(self, h, w):
         if isinstance(self._size, (int, np.integer)) and self._keep:
@@ -202,7 +201,7 @@ class CropResize(Block):
         x0, y0, w, h = self._box
 
         def crop(a):
-            if x0 < 0 or y0 < 0 or x0 + w > a.shape[1] or y0 + h > a.shape[0]:
+            if w <= 0 or h <= 0 or x0 < 0 or y0 < 0 or x0 + w > a.shape[1] or y0 + h > a.shape[0]:
                 raise MXNetError(f"CropResize: the box x={x0}, y={y0}, width={w}, height={h} does not fit in "
                                  f"an image of height {a.shape[0]} and width {a.shape[1]}")
             return _image.fixed_crop(a, x0, y0, w, h, self._size, self._interp)
