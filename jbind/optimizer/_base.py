@@ -49,7 +49,9 @@ class Optimizer:
         lr_scheduler: an `mx.lr_scheduler.LRScheduler`, called with `num_update`.
         sym: a Symbol whose `__lr_mult__` / `__wd_mult__` attributes set the multipliers.
         begin_num_update: the update count to start from.
-        multi_precision: accepted and ignored (jbind keeps the state in the weight's dtype).
+        multi_precision: for float16 weights, keep a float32 master copy of the weight in
+            the state, `(rule state, master)`, update the master in float32 and store it
+            rounded to float16 in the weight, as MXNet.
         param_dict: index -> object with `lr_mult` / `wd_mult` (Gluon parameters).
     """
 
@@ -216,19 +218,40 @@ class Optimizer:
 
     def fingerprint(self) -> tuple:
         """What a traced `step` depends on besides its arguments."""
-        return (type(self).__name__, self.rescale_grad, self.clip_gradient) + \
+        return (type(self).__name__, self.rescale_grad, self.clip_gradient, bool(self.multi_precision)) + \
             tuple(getattr(self, k) for k in self._hyper)
 
+    def _keeps_master(self, weight) -> bool:
+        """multi_precision on a float16 weight: the state holds a float32 master copy."""
+        return bool(self.multi_precision) and np.dtype(weight.dtype) == np.float16
+
     def init_state(self, weight: jax.Array):
-        """The initial state of one parameter, in MXNet's layout (None, an array or a tuple)."""
-        return self._to_mx(jax.tree.leaves(self._tx(0.0, 0.0, 1).init(weight)))
+        """The initial state of one parameter, in MXNet's layout (None, an array or a tuple);
+        `(rule state, float32 master copy)` under multi_precision for a float16 weight."""
+        if self._keeps_master(weight):
+            master = weight.astype(np.float32)
+            return (self._init_state(master), master)
+        return self._init_state(weight)
 
     def step(self, weight: jax.Array, grad: jax.Array, state, lr, wd, t):
         """One update of one parameter: `(weight, grad, state, lr, wd, t) -> (new_weight, new_state)`.
 
         Pure, so it runs under `jax.jit`; `lr`, `wd` (multipliers applied) and `t` (this
-        parameter's 1-based update count) may be Python numbers or traced scalars.
+        parameter's 1-based update count) may be Python numbers or traced scalars. Under
+        multi_precision a float16 weight's rule runs on the float32 master copy and gradient.
         """
+        if self._keeps_master(weight):
+            inner, master = state
+            new_master, new_inner = self._step(master, grad.astype(np.float32), inner, lr, wd, t)
+            return new_master.astype(weight.dtype), (new_inner, new_master)
+        return self._step(weight, grad, state, lr, wd, t)
+
+    def _init_state(self, weight: jax.Array):
+        """The rule's initial state for `weight` (no master copy)."""
+        return self._to_mx(jax.tree.leaves(self._tx(0.0, 0.0, 1).init(weight)))
+
+    def _step(self, weight: jax.Array, grad: jax.Array, state, lr, wd, t):
+        """The rule's update, on arrays of one dtype."""
         tx = self._tx(lr, wd, t)
         want = jax.eval_shape(tx.init, weight)
         treedef = jax.tree.structure(want)
@@ -324,6 +347,11 @@ class Optimizer:
         return jax.tree.map(NDArray, self.init_state(weight._data))
 
     def create_state_multi_precision(self, index, weight: NDArray):
+        """`create_state`; under multi_precision for a float16 weight `(create_state of a
+        float32 master copy, the master copy)`, as MXNet (and as `init_state`)."""
+        if self._keeps_master(weight):
+            master = weight.astype(np.float32)
+            return (self.create_state(index, master), master)
         if np.dtype(weight.dtype) == np.float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
                           "convergence. Consider using multi_precision=True option of the optimizer", stacklevel=3)
@@ -381,6 +409,18 @@ class Optimizer:
         self._store_state(state, new_state)
 
     def update_multi_precision(self, index, weight, grad, state) -> None:
+        """`update`; under multi_precision for a float16 weight, `update` of the float32
+        master copy in `state` with a float32 gradient, then the weight set to it rounded."""
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state):
+                self.update_multi_precision(i, w, g, s)
+            return
+        if self._keeps_master(weight) and isinstance(state, (tuple, list)) and len(state) == 2 \
+                and isinstance(state[1], NDArray) and np.dtype(state[1].dtype) == np.float32:
+            inner, master = state
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight._data = master._data.astype(weight._data.dtype)
+            return
         self.update(index, weight, grad, state)
 
     def __getstate__(self):
