@@ -97,3 +97,20 @@ def test_functional_step_matches_the_imperative_update():
     assert new_w.dtype == np.float16
     np.testing.assert_array_equal(np.asarray(new_w), weight.asnumpy())
     np.testing.assert_allclose(np.asarray(new_s[1]), state[1].asnumpy(), rtol=1e-6)
+
+
+def test_module_fit_with_nadam_updates_one_shared_schedule():
+    """Nadam's m_schedule is one number for the whole optimizer, multiplied at each update
+    of any parameter: Module.fit updates imperatively instead of through the fused step."""
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(0, 1, (8, 5)).astype(np.float32), rng.uniform(0, 1, (8,)).astype(np.float32)
+    net = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1, name="fc"),
+                                        name="out")
+    it = mx.io.NDArrayIter(x, y, batch_size=4, label_name="out_label")
+    mod = mx.mod.Module(net, label_names=("out_label",))
+    mod.fit(it, num_epoch=1, optimizer="nadam", optimizer_params={"learning_rate": 0.01})
+    beta1, decay = 0.9, 0.004
+    want = 1.0
+    for t in (1, 2):          # two batches, each updating fc_weight and fc_bias
+        want *= (beta1 * (1 - 0.5 * 0.96 ** (t * decay))) ** 2
+    np.testing.assert_allclose(mod._optimizer.m_schedule, want, rtol=1e-6)

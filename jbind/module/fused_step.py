@@ -26,10 +26,13 @@ def step_runner(mod):
 
 
 def can_fuse(mod) -> bool:
-    """Nothing between forward, backward and update needs the intermediate results."""
+    """Nothing between forward, backward and update needs the intermediate results, and
+    the optimizer's state is per parameter (Nadam's shared schedule updates imperatively)."""
     g = mod._exec_group
+    opt = mod._optimizer
     return (mod.optimizer_initialized and (len(g.execs) == 1 or step_runner(mod) is not None)
-            and hasattr(mod._optimizer, "step_tree") and fusable(g.execs[0]))
+            and hasattr(opt, "step_tree") and getattr(opt, "_state_per_parameter", lambda: True)()
+            and fusable(g.execs[0]))
 
 
 def step_params(mod):

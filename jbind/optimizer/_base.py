@@ -312,10 +312,15 @@ class Optimizer:
         """Every update is this class's functional `step` on dense arrays with per-parameter
         state, so a list of them can run as one compiled call with the same numbers."""
         cls = type(self)
-        shared = (cls._functional_state is not Optimizer._functional_state
-                  or cls._store_state is not Optimizer._store_state)  # state shared across parameters (Nadam)
         return (cls.update is Optimizer.update and cls.update_multi_precision is Optimizer.update_multi_precision
-                and not shared and all(type(a) is NDArray for a in weights) and all(type(a) is NDArray for a in grads))
+                and self._state_per_parameter() and all(type(a) is NDArray for a in weights) and all(type(a) is NDArray for a in grads))
+
+    def _state_per_parameter(self) -> bool:
+        """Each parameter's state is its own: no state shared across parameters (Nadam's
+        m_schedule), so `step_tree` over many parameters is the imperative updates' math."""
+        cls = type(self)
+        return (cls._functional_state is Optimizer._functional_state
+                and cls._store_state is Optimizer._store_state)
 
     def update_batch(self, indices, weights, grads, states) -> None:
         """`update` of several parameters, as one compiled call where `_can_batch` allows
