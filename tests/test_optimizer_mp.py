@@ -55,6 +55,12 @@ def test_without_multi_precision_the_state_stays_float16():
     assert isinstance(state, mx.nd.NDArray) and state.dtype == np.float16
 
 
+def test_create_state_alone_has_no_master_copy():
+    opt = mx.optimizer.SGD(momentum=0.9, multi_precision=True)
+    state = opt.create_state(0, mx.nd.ones((2,), dtype=np.float16))
+    assert isinstance(state, mx.nd.NDArray) and state.dtype == np.float16
+
+
 def test_float32_weights_have_no_master_copy():
     opt = mx.optimizer.Adam(multi_precision=True)
     state = opt.create_state_multi_precision(0, mx.nd.ones((2, 2)))

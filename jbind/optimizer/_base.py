@@ -348,8 +348,9 @@ class Optimizer:
 
     # --- MXNet's imperative API -----------------------------------------------------------------
     def create_state(self, index, weight: NDArray):
-        """The state of parameter `index`: NDArrays in MXNet's layout, or None."""
-        return jax.tree.map(NDArray, self.init_state(weight._data))
+        """The state of parameter `index`: NDArrays in MXNet's layout, or None (no master
+        copy: `create_state_multi_precision` adds it)."""
+        return jax.tree.map(NDArray, self._init_state(weight._data))
 
     def create_state_multi_precision(self, index, weight: NDArray):
         """`create_state`; under multi_precision for a float16 weight `(create_state of a
