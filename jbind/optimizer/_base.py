@@ -311,9 +311,8 @@ class Optimizer:
     def _can_batch(self, weights, grads) -> bool:
         """Every update is this class's functional `step` on dense arrays with per-parameter
         state, so a list of them can run as one compiled call with the same numbers."""
-        cls = type(self)
-        return (cls.update is Optimizer.update and cls.update_multi_precision is Optimizer.update_multi_precision
-                and self._state_per_parameter() and all(type(a) is NDArray for a in weights) and all(type(a) is NDArray for a in grads))
+        return (self._functional_update() and all(type(a) is NDArray for a in weights)
+                and all(type(a) is NDArray for a in grads))
 
     def _state_per_parameter(self) -> bool:
         """Each parameter's state is its own: no state shared across parameters (Nadam's
@@ -321,6 +320,13 @@ class Optimizer:
         cls = type(self)
         return (cls._functional_state is Optimizer._functional_state
                 and cls._store_state is Optimizer._store_state)
+
+    def _functional_update(self) -> bool:
+        """`update` is this class's functional `step` (not a Python rule such as SGLD's or a
+        user subclass's) with per-parameter state: a compiled step may run it instead."""
+        cls = type(self)
+        return (cls.update is Optimizer.update and cls.update_multi_precision is Optimizer.update_multi_precision
+                and self._state_per_parameter())
 
     def update_batch(self, indices, weights, grads, states) -> None:
         """`update` of several parameters, as one compiled call where `_can_batch` allows
