@@ -37,7 +37,7 @@ try:
     from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
     from .executor import Executor
     from . import util
-    from .util import is_np_shape, np_shape, set_np_shape, use_np_shape
+    from .util import is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_shape
 
     compile.enable_from_env()
     # JAX logs every backend it cannot find at INFO and its cache internals at DEBUG, into

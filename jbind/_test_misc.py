@@ -121,19 +121,27 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="defa
                       rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
     """Apply one update of `opt1` and of `opt2` to the same random weight and gradient
     (uniform on [0, 1)) and compare their states and weights. `shape` a list: `opt2` updates
-    all `ntensors` weights in one call, `opt1` one at a time. Dense storage only."""
+    all `ntensors` weights in one call, `opt1` one at a time. With a sparse `w_stype` /
+    `g_stype` ('row_sparse', 'csr'; one shape only), `opt2` gets a random sparse array
+    (the weight at density 1) and `opt1` its dense copy, as MXNet's."""
     from . import random as mxrandom
+    from ._test_arrays import rand_ndarray
     for stype in (w_stype, g_stype):
-        if stype != "default":
-            raise MXNetError(f"compare_optimizer(stype={stype!r}): jbind has dense ('default') arrays only")
+        if stype not in ("default", "row_sparse", "csr"):
+            raise MXNetError(f"compare_optimizer: storage type {stype!r} is not 'default', 'row_sparse' or 'csr'")
     ctx = default_context()
     if not isinstance(shape, list):
         if ntensors != 1:
             raise AssertionError("compare_optimizer: one shape given, so ntensors must be 1")
-        w2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+
+        def pair(stype, density):
+            if stype == "default":
+                a2 = mxrandom.uniform(shape=shape, ctx=ctx, dtype=dtype)
+                return a2.copyto(ctx), a2
+            a2 = rand_ndarray(shape, stype, density=density, dtype=dtype)
+            return a2.copyto(ctx).tostype("default"), a2
+        w1, w2 = pair(w_stype, 1)
+        g1, g2 = pair(g_stype, None)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 _local = threading.local()
 
@@ -15,7 +16,26 @@ def hide(attrs: dict) -> dict:
     return {f"__{k}__" if k in HIDDEN_KEYS else k: v for k, v in attrs.items()}
 
 
-class AttrScope:
+class _AttrScopeType(type):
+    """Gives the class MXNet's deprecated `AttrScope.current` (read and assigned on the class)."""
+
+    @property
+    def current(cls) -> "AttrScope":
+        """[DEPRECATED] This thread's current scope; assigning replaces it."""
+        warnings.warn("AttrScope.current has been deprecated. It is advised to use the `with` statement "
+                      "with AttrScope.", DeprecationWarning, stacklevel=2)
+        return current()
+
+    @current.setter
+    def current(cls, scope) -> None:
+        warnings.warn("AttrScope.current has been deprecated. It is advised to use the `with` statement "
+                      "with AttrScope.", DeprecationWarning, stacklevel=2)
+        if not isinstance(scope, AttrScope):
+            raise TypeError(f"AttrScope.current must be set to an AttrScope, got {type(scope).__name__}")
+        _local.current = scope
+
+
+class AttrScope(metaclass=_AttrScopeType):
     """Attaches string attributes to every symbol created inside its `with` block."""
 
     def __init__(self, **kwargs):

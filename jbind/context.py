@@ -15,7 +15,29 @@ from .base import JbindWarning, MXNetError
 _local = threading.local()
 
 
-class Context:
+class _ContextType(type):
+    """Gives the class MXNet's deprecated `Context.default_ctx` (read and assigned on the class)."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        """[DEPRECATED] This thread's current context; assigning sets it (as
+        `test_utils.set_default_context`)."""
+        warnings.warn("Context.default_ctx has been deprecated. Please use Context.current_context() instead. "
+                      "Please use test_utils.set_default_context to set a default context",
+                      DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx) -> None:
+        warnings.warn("Context.default_ctx has been deprecated. Please use Context.current_context() instead. "
+                      "Please use test_utils.set_default_context to set a default context",
+                      DeprecationWarning, stacklevel=2)
+        if not isinstance(ctx, Context):
+            raise MXNetError(f"Context.default_ctx must be set to a Context, got {type(ctx).__name__}")
+        _local.ctx = ctx
+
+
+class Context(metaclass=_ContextType):
     """A device, as MXNet's `mx.Context` (`cpu(0)`, `gpu(1)`)."""
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}

@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import threading
 
-__all__ = ["get_gpu_count", "get_gpu_memory", "is_np_array", "is_np_shape", "np_shape", "set_np_shape", "use_np_shape"]
+__all__ = ["get_gpu_count", "get_gpu_memory", "is_np_array", "is_np_shape", "np_array", "np_shape", "set_np_shape",
+           "use_np_shape"]
 
 _STATE = threading.local()
 
@@ -30,6 +31,36 @@ def is_np_array() -> bool:
     """Whether MXNet's NumPy array semantics (`mx.np` arrays from Gluon) are on: always
     False in jbind, which has no `mx.np` (see `mx.test_utils.use_np`)."""
     return False
+
+
+class _NumpyArrayScope:
+    """MXNet's per-thread NumPy-array scope (`np_array(active)`); jbind only has the
+    inactive one, since it has no `mx.np` arrays."""
+
+    _current = threading.local()
+
+    def __init__(self, is_np_array):  # noqa: ARG002 - MXNet's signature
+        self._old_scope = None
+        self._is_np_array = bool(is_np_array)
+
+    def __enter__(self):
+        cur = _NumpyArrayScope._current
+        self._old_scope = getattr(cur, "value", None) or _NumpyArrayScope(False)
+        cur.value = self
+        return self
+
+    def __exit__(self, *exc):
+        _NumpyArrayScope._current.value = self._old_scope
+        return False
+
+
+def np_array(active: bool = True) -> _NumpyArrayScope:
+    """A `with` scope of NumPy-array semantics `active`. Only `active=False` (MXNet's
+    legacy NDArrays, jbind's only kind) is available."""
+    if active:
+        from .base import MXNetError
+        raise MXNetError("np_array(True) needs MXNet's NumPy arrays (mx.np); jbind has mx.nd arrays only")
+    return _NumpyArrayScope(False)
 
 
 def set_np_shape(active: bool) -> bool:

@@ -210,7 +210,9 @@ def test_grad_returns_new_arrays_and_leaves_attached_buffers():
     x.attach_grad()
     with ag.record():
         y = mx.nd.exp(x)
-    g = ag.grad(y, x)
+    out = ag.grad(y, x)
+    assert isinstance(out, list) and len(out) == 1   # a list also for one variable, as MXNet
+    g = out[0]
     assert isinstance(g, mx.nd.NDArray)
     close(g, np.exp(x.asnumpy()))
     assert (x.grad.asnumpy() == 0).all()
@@ -232,8 +234,8 @@ def test_third_order_gradient_of_a_cube():
     x.attach_grad()
     with ag.record():
         y = x * x * x
-        d1 = ag.grad(y, x, create_graph=True)
-        d2 = ag.grad(d1, x, create_graph=True)
+        d1 = ag.grad(y, x, create_graph=True)[0]
+        d2 = ag.grad(d1, x, create_graph=True)[0]
     close(d1, 3 * x.asnumpy() ** 2, 1e-4)
     close(d2, 6 * x.asnumpy(), 1e-4)
     d2.backward()
@@ -246,7 +248,7 @@ def test_gradient_with_respect_to_two_variables_mixed_second_order():
     y.attach_grad()
     with ag.record():
         z = x * x * y
-    dx = ag.grad(z, x, create_graph=True)  # 2xy
+    dx, = ag.grad(z, x, create_graph=True)  # 2xy
     dx.backward()
     close(x.grad, 2 * y.asnumpy())
     close(y.grad, 2 * x.asnumpy())

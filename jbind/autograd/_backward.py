@@ -304,11 +304,12 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         train_mode: accepted for MXNet's signature (see `backward`).
 
     Returns:
-        An NDArray if `variables` is one NDArray, else a list of NDArrays.
+        A list of NDArrays, one per variable, also when `variables` is one NDArray (MXNet
+        1.9.1 returns a list either way: `autograd.grad(y, x)[0]`).
     """
     from ..ndarray import ndarray as _ndm
     groups = [(_Tape(refs), hg) for refs, hg in _head_groups(heads, head_grads, "grad")]
-    variables, single = _as_list(variables, "grad: variables")
+    variables, _ = _as_list(variables, "grad: variables")
     wheres = [{id(v): j for j, v in enumerate(tape.vars)} for tape, _ in groups]
     asked = [[] for _ in groups]  # per group: (position in `variables`, variable index in its tape)
     for k, v in enumerate(variables):
@@ -339,7 +340,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if not (create_graph if retain_graph is None else retain_graph):
         for tape, _ in groups:
             _free(tape)
-    return out[0] if single else out
+    return out
 
 
 def _record_grad(tape: _Tape, fn, diff, given, head_grads, out) -> None:

@@ -26,10 +26,14 @@ def step_runner(mod):
 
 
 def can_fuse(mod) -> bool:
-    """Nothing between forward, backward and update needs the intermediate results."""
+    """Nothing between forward, backward and update needs the intermediate results, and
+    the optimizer's update is its functional step with per-parameter state (Nadam's shared
+    schedule, SGLD's noise and Python subclasses' rules update imperatively)."""
     g = mod._exec_group
+    opt = mod._optimizer
     return (mod.optimizer_initialized and (len(g.execs) == 1 or step_runner(mod) is not None)
-            and hasattr(mod._optimizer, "step_tree") and fusable(g.execs[0]))
+            and hasattr(opt, "step_tree") and getattr(opt, "_functional_update", lambda: True)()
+            and fusable(g.execs[0]))
 
 
 def step_params(mod):

@@ -8,8 +8,9 @@
 from ._base import Optimizer, create, register
 from ._updater import Updater, get_updater
 from ._lbsgd import LBSGD
+from ._lamb_sgld import LAMB, SGLD
 from ._optimizers import (DCASGD, FTML, NAG, SGD, AdaDelta, AdaGrad, Adam, Adamax, Ftrl, Nadam, RMSProp, Signum,
                           ccSGD)
 
-__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LBSGD", "NAG", "Nadam", "Optimizer",
-           "RMSProp", "SGD", "Signum", "Updater", "ccSGD", "create", "get_updater", "register"]
+__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LAMB", "LBSGD", "NAG", "Nadam", "Optimizer",
+           "RMSProp", "SGD", "SGLD", "Signum", "Updater", "ccSGD", "create", "get_updater", "register"]

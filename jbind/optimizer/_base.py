@@ -49,7 +49,9 @@ class Optimizer:
         lr_scheduler: an `mx.lr_scheduler.LRScheduler`, called with `num_update`.
         sym: a Symbol whose `__lr_mult__` / `__wd_mult__` attributes set the multipliers.
         begin_num_update: the update count to start from.
-        multi_precision: accepted and ignored (jbind keeps the state in the weight's dtype).
+        multi_precision: for float16 weights, keep a float32 master copy of the weight in
+            the state, `(rule state, master)`, update the master in float32 and store it
+            rounded to float16 in the weight, as MXNet.
         param_dict: index -> object with `lr_mult` / `wd_mult` (Gluon parameters).
     """
 
@@ -216,19 +218,40 @@ class Optimizer:
 
     def fingerprint(self) -> tuple:
         """What a traced `step` depends on besides its arguments."""
-        return (type(self).__name__, self.rescale_grad, self.clip_gradient) + \
+        return (type(self).__name__, self.rescale_grad, self.clip_gradient, bool(self.multi_precision)) + \
             tuple(getattr(self, k) for k in self._hyper)
 
+    def _keeps_master(self, weight) -> bool:
+        """multi_precision on a float16 weight: the state holds a float32 master copy."""
+        return bool(self.multi_precision) and np.dtype(weight.dtype) == np.float16
+
     def init_state(self, weight: jax.Array):
-        """The initial state of one parameter, in MXNet's layout (None, an array or a tuple)."""
-        return self._to_mx(jax.tree.leaves(self._tx(0.0, 0.0, 1).init(weight)))
+        """The initial state of one parameter, in MXNet's layout (None, an array or a tuple);
+        `(rule state, float32 master copy)` under multi_precision for a float16 weight."""
+        if self._keeps_master(weight):
+            master = weight.astype(np.float32)
+            return (self._init_state(master), master)
+        return self._init_state(weight)
 
     def step(self, weight: jax.Array, grad: jax.Array, state, lr, wd, t):
         """One update of one parameter: `(weight, grad, state, lr, wd, t) -> (new_weight, new_state)`.
 
         Pure, so it runs under `jax.jit`; `lr`, `wd` (multipliers applied) and `t` (this
-        parameter's 1-based update count) may be Python numbers or traced scalars.
+        parameter's 1-based update count) may be Python numbers or traced scalars. Under
+        multi_precision a float16 weight's rule runs on the float32 master copy and gradient.
         """
+        if self._keeps_master(weight):
+            inner, master = state
+            new_master, new_inner = self._step(master, grad.astype(np.float32), inner, lr, wd, t)
+            return new_master.astype(weight.dtype), (new_inner, new_master)
+        return self._step(weight, grad, state, lr, wd, t)
+
+    def _init_state(self, weight: jax.Array):
+        """The rule's initial state for `weight` (no master copy)."""
+        return self._to_mx(jax.tree.leaves(self._tx(0.0, 0.0, 1).init(weight)))
+
+    def _step(self, weight: jax.Array, grad: jax.Array, state, lr, wd, t):
+        """The rule's update, on arrays of one dtype."""
         tx = self._tx(lr, wd, t)
         want = jax.eval_shape(tx.init, weight)
         treedef = jax.tree.structure(want)
@@ -288,11 +311,22 @@ class Optimizer:
     def _can_batch(self, weights, grads) -> bool:
         """Every update is this class's functional `step` on dense arrays with per-parameter
         state, so a list of them can run as one compiled call with the same numbers."""
+        return (self._functional_update() and all(type(a) is NDArray for a in weights)
+                and all(type(a) is NDArray for a in grads))
+
+    def _state_per_parameter(self) -> bool:
+        """Each parameter's state is its own: no state shared across parameters (Nadam's
+        m_schedule), so `step_tree` over many parameters is the imperative updates' math."""
         cls = type(self)
-        shared = (cls._functional_state is not Optimizer._functional_state
-                  or cls._store_state is not Optimizer._store_state)  # state shared across parameters (Nadam)
+        return (cls._functional_state is Optimizer._functional_state
+                and cls._store_state is Optimizer._store_state)
+
+    def _functional_update(self) -> bool:
+        """`update` is this class's functional `step` (not a Python rule such as SGLD's or a
+        user subclass's) with per-parameter state: a compiled step may run it instead."""
+        cls = type(self)
         return (cls.update is Optimizer.update and cls.update_multi_precision is Optimizer.update_multi_precision
-                and not shared and all(type(a) is NDArray for a in weights) and all(type(a) is NDArray for a in grads))
+                and self._state_per_parameter())
 
     def update_batch(self, indices, weights, grads, states) -> None:
         """`update` of several parameters, as one compiled call where `_can_batch` allows
@@ -320,10 +354,16 @@ class Optimizer:
 
     # --- MXNet's imperative API -----------------------------------------------------------------
     def create_state(self, index, weight: NDArray):
-        """The state of parameter `index`: NDArrays in MXNet's layout, or None."""
-        return jax.tree.map(NDArray, self.init_state(weight._data))
+        """The state of parameter `index`: NDArrays in MXNet's layout, or None (no master
+        copy: `create_state_multi_precision` adds it)."""
+        return jax.tree.map(NDArray, self._init_state(weight._data))
 
     def create_state_multi_precision(self, index, weight: NDArray):
+        """`create_state`; under multi_precision for a float16 weight `(create_state of a
+        float32 master copy, the master copy)`, as MXNet (and as `init_state`)."""
+        if self._keeps_master(weight):
+            master = weight.astype(np.float32)
+            return (self.create_state(index, master), master)
         if np.dtype(weight.dtype) == np.float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
                           "convergence. Consider using multi_precision=True option of the optimizer", stacklevel=3)
@@ -381,6 +421,18 @@ class Optimizer:
         self._store_state(state, new_state)
 
     def update_multi_precision(self, index, weight, grad, state) -> None:
+        """`update`; under multi_precision for a float16 weight, `update` of the float32
+        master copy in `state` with a float32 gradient, then the weight set to it rounded."""
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state):
+                self.update_multi_precision(i, w, g, s)
+            return
+        if self._keeps_master(weight) and isinstance(state, (tuple, list)) and len(state) == 2 \
+                and isinstance(state[1], NDArray) and np.dtype(state[1].dtype) == np.float32:
+            inner, master = state
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight._data = master._data.astype(weight._data.dtype)
+            return
         self.update(index, weight, grad, state)
 
     def __getstate__(self):

@@ -46,8 +46,8 @@ class LBSGD(SGD):
         self.init_updates = begin_epoch * updates_per_epoch
         self.num_epochs = num_epochs
 
-    def init_state(self, weight):
-        return (super().init_state(weight), jnp.zeros_like(weight))
+    def _init_state(self, weight):
+        return (super()._init_state(weight), jnp.zeros_like(weight))
 
     def _warmup(self, n):
         nwup = self.warmup_epochs * self.updates_per_epoch
@@ -59,7 +59,7 @@ class LBSGD(SGD):
                 "sqrt": 1.0 + (top - 1) * jnp.sqrt(frac)}[self.warmup_strategy]
         return jnp.where(n >= nwup, top, ramp)
 
-    def step(self, weight, grad, state, lr, wd, t):
+    def _step(self, weight, grad, state, lr, wd, t):
         mom, total = state
         total = total + grad
         n = self.init_updates + t  # MXNet's num_cums: this parameter's calls, from begin_epoch on
@@ -70,6 +70,6 @@ class LBSGD(SGD):
             mult = jnp.clip(jnp.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01, 100.0)
         else:
             mult = self._warmup(n)
-        new_weight, new_mom = super().step(weight, mean, mom, lr * mult, wd, t)
+        new_weight, new_mom = super()._step(weight, mean, mom, lr * mult, wd, t)
         keep = lambda new, old: None if old is None else jnp.where(due, new, old).astype(old.dtype)  # noqa: E731
         return keep(new_weight, weight), (keep(new_mom, mom), jnp.where(due, 0, total).astype(total.dtype))

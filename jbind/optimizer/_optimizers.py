@@ -30,7 +30,7 @@ class SGD(Optimizer):
         mom = momentum * mom - lr * grad          # no state when momentum == 0
         weight += mom                             # or weight -= lr * grad
 
-    `lazy_update` (row_sparse) and `multi_precision` are accepted and ignored.
+    `lazy_update` (row_sparse) is accepted and ignored.
     """
 
     _hyper = ("momentum",)
@@ -41,10 +41,10 @@ class SGD(Optimizer):
         self.lazy_update = lazy_update
         self.aggregate_num = 4
 
-    def init_state(self, weight):
+    def _init_state(self, weight):
         if self.momentum <= 0:  # MXNet's SGD keeps no state then; nor builds a chain to say so
             return None
-        return super().init_state(weight)
+        return super()._init_state(weight)
 
     def _tx(self, lr, wd, t):
         tail = [optax.trace(f32(self.momentum))] if self.momentum > 0 else []
@@ -322,6 +322,9 @@ class Nadam(Optimizer):
 
     def create_state(self, index, weight):
         return super().create_state(index, weight)[:2]
+
+    def _keeps_master(self, weight) -> bool:  # the shared m_schedule state has no master-copy layout
+        return False
 
     def _functional_state(self, state):
         return (state[0]._data, state[1]._data, jnp.asarray(self.m_schedule, jnp.float32))

@@ -13,6 +13,7 @@ globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet
     make=lambda op_name, short: _constructor(op_name, hint=short.lower())))
 from .creation import arange, eye, full, linspace, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 from ._ufunc import histogram, hypot, maximum, minimum, pow, power  # noqa: E402,A004
+from . import sparse  # noqa: E402  (MXNet's sparse namespace: every operator, dense storage)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
 
