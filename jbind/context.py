@@ -100,18 +100,6 @@ class Context(metaclass=_ContextType):
         return current_context()
 
 
-class _DefaultCtx:
-    """`Context.default_ctx` (deprecated in MXNet 1.x): reads as `current_context()`."""
-
-    def __get__(self, obj, cls=None):
-        warnings.warn("Context.default_ctx has been deprecated. Please use Context.current_context() "
-                      "instead.", DeprecationWarning, stacklevel=2)
-        return current_context()
-
-
-Context.default_ctx = _DefaultCtx()
-
-
 _DEVICES: dict = {}
 
 
