@@ -192,7 +192,7 @@ def child(argv: list) -> None:
 
 def run_case(args, run: str, lib: str, seed: int, case, work: str, data: str, env_extra=None) -> tuple:
     """One run (named `run`: its checkpoints go to work/run/) -> (its log, error or None)."""
-    name, script, argv, _ = case
+    _, script, argv, _ = case
     from _common import peer_environment
     env = dict(peer_environment(lib, ROOT, front=(os.path.join(work, "alias"),)), **(env_extra or {}))
     py = args.python_jbind if lib == "jbind" else args.python_mxnet
