@@ -2,7 +2,7 @@
 _eye, _linspace, the elementwise logical ops, _identity_with_attr_like_rhs, all_finite,
 multi_all_finite, index_array, quadratic, allclose, BatchNorm_v1, box_encode / box_decode,
 _slice_assign(_scalar), choose_element_0index / fill_element_0index, _histogram,
-quantize / dequantize, image normalize.
+quantize / dequantize, image normalize, crop and flips.
 Each against a numpy reference written here, forward and gradient."""
 import numpy as np
 import pytest
@@ -147,6 +147,11 @@ CASES = [
     Case("multi_sum_sq", lambda: S.multi_sum_sq(V("p"), V("q"), num_arrays=2),
          lambda p, q: [np.array([np.sum(p * p), np.sum(q * q)])], {"p": (2, 3), "q": (4,)},
          ref_grad=_zero_grad("p", "q")),
+    Case("image_crop_flip", lambda img=V("img"), batch=V("batch"): S.Group(
+        [S.image.crop(img, x=1, y=0, width=2, height=3), S.image.crop(batch, 0, 1, 3, 1),
+         S.image.flip_left_right(img), S.image.flip_top_bottom(batch)]),
+         lambda img, batch: [img[0:3, 1:3], batch[:, 1:2, 0:3], img[:, ::-1], batch[:, ::-1]],
+         {"img": (4, 3, 3), "batch": (2, 3, 4, 1)}),
     Case("image_to_tensor", lambda: S.Group([S.image.to_tensor(V("hwc")), S.image.to_tensor(V("nhwc"))]),
          lambda hwc, nhwc: [np.moveaxis(hwc, -1, 0) / 255, np.moveaxis(nhwc, -1, 1) / 255],
          {"hwc": (3, 4, 2), "nhwc": (2, 3, 4, 3)}, inputs={"hwc": (0, 255), "nhwc": (0, 255)}),
