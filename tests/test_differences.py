@@ -739,3 +739,13 @@ def test_eager_take_raise_fails_at_the_call():
     """An eager mx.nd.take(mode='raise') with an index out of range raises at the call, not when its result is read."""
     with pytest.raises(mx.base.MXNetError, match="out of bound"):
         mx.nd.take(mx.nd.array([1, 2, 3]), mx.nd.array([3]), mode="raise")
+
+
+def test_parameters_an_op_lacks_are_errors_even_where_it_takes_none():
+    """MXNet 1.9.1 drops unknown keywords on ops without parameters; jbind names them."""
+    a, b = mx.nd.ones((2, 3)), mx.nd.ones((2, 1))
+    with pytest.raises(mx.base.MXNetError, match="broadcast_maximum.*unknown parameter.*axis"):
+        mx.nd.broadcast_maximum(a, b, axis=1)
+    with pytest.raises(mx.base.MXNetError, match="unknown parameter.*axis"):
+        mx.sym.broadcast_maximum(mx.sym.var("a"), mx.sym.var("b"), axis=1)
+    assert mx.nd.broadcast_maximum(a, b).shape == (2, 3)
