@@ -29,7 +29,7 @@ import numpy as np
 
 from ..ndarray.ndarray import _placed, cached_zeros
 from ..ops.reduce import ShapedBy
-from ..symbol._node import Node
+from ..symbol._node import Node, topo_order
 from ..symbol.graph import graph_of
 from ..symbol.symbol import Symbol
 from .plan import make_plan
@@ -69,20 +69,21 @@ def _sized(op, shape) -> bool:
 
 
 def _resized(sym, shape, size: int):
-    """`sym` with every op of `_sized(op, shape)` making (size,) instead."""
-    memo: dict = {}
-
-    def rebuild(node):
-        got = memo.get(id(node))
-        if got is None:
-            ins = tuple((rebuild(c), i) for c, i in node.inputs)
-            op = node.op
-            if op is not None and _sized(op, shape):
-                op = dataclasses.replace(op, shape=(size,))
-            same = op is node.op and all(a is c for (a, _), (c, _) in zip(ins, node.inputs))
-            got = memo[id(node)] = node if same else Node(op, node.name, dict(node.attrs), ins)
-        return got
-    return Symbol([(rebuild(n), i) for n, i in sym._heads])
+    """`sym` with every op of `_sized(op, shape)` making (size,) instead (`sym` itself
+    where there is none). Walks the graph in topological order: graphs deeper than
+    Python's recursion limit are bound too."""
+    order = topo_order(sym._heads)
+    if not any(n.op is not None and _sized(n.op, shape) for n in order):
+        return sym
+    new: dict = {}
+    for node in order:
+        ins = tuple((new[id(c)], i) for c, i in node.inputs)
+        op = node.op
+        if op is not None and _sized(op, shape):
+            op = dataclasses.replace(op, shape=(size,))
+        same = op is node.op and all(a is c for (a, _), (c, _) in zip(ins, node.inputs))
+        new[id(node)] = node if same else Node(op, node.name, dict(node.attrs), ins)
+    return Symbol([(new[id(n)], i) for n, i in sym._heads])
 
 
 def inner_executor(ex, executor_cls, size: int, shape: tuple):
