@@ -33,7 +33,7 @@ from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
 from ._packed import Predicted, increment, pack_rates, unpack_rates
-from ..ndarray import NDArray
+from ..ndarray import NDArray, RowSparseNDArray
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
 
@@ -435,11 +435,29 @@ class Optimizer:
             return
         if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
             raise TypeError(f"update expects NDArrays, got {type(weight).__name__} and {type(grad).__name__}")
+        if self._lazy() and isinstance(grad, RowSparseNDArray):
+            self._update_rows(index, weight, grad, state)
+            return
         (lr,), (wd,), (t,) = self.prepare([index])
         new_weight, new_state = self._compiled_step()(weight._data, grad._data, self._functional_state(state),
                                                       lr, wd, t)
         weight._data = new_weight
         self._store_state(state, new_state)
+
+    def _lazy(self) -> bool:
+        """A row_sparse gradient updates only its rows (MXNet's lazy update)."""
+        return False
+
+    def _update_rows(self, index, weight, grad, state) -> None:
+        """The lazy update: the rule on the gradient's rows of the weight and the state, the
+        other rows (weight decay and momentum included) left as they are."""
+        (lr,), (wd,), (t,) = self.prepare([index])
+        rows = grad._aux[0]
+        full = self._functional_state(state)
+        new_w, new_s = self._compiled_step()(weight._data[rows], grad._values.astype(weight._data.dtype),
+                                             jax.tree.map(lambda a: a[rows], full), lr, wd, t)
+        weight._data = weight._data.at[rows].set(new_w)
+        self._store_state(state, jax.tree.map(lambda a, part: a.at[rows].set(part), full, new_s))
 
     def update_multi_precision(self, index, weight, grad, state) -> None:
         """`update`; under multi_precision for a float16 weight, `update` of the float32
