@@ -36,7 +36,7 @@ try:
     from .base import MXNetError
     from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
     from .executor import Executor
-    from . import util
+    from . import engine, util  # noqa: F401
     from .util import is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np_shape
 
     compile.enable_from_env()

@@ -149,7 +149,14 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
     if stype not in ("csr", "row_sparse"):
         raise MXNetError(f"rand_sparse_ndarray: stype must be 'csr' or 'row_sparse'; got {stype!r}")
     density = np.random.rand() if density is None else density
-    arr = sparse.rand_sparse(shape, stype, density=density, dtype=dtype, ctx=ctx or default_context())
+    if stype == "row_sparse" and rsp_indices is not None:   # exactly these rows, uniform values
+        rows = np.asarray(rsp_indices, dtype=np.int64)
+        dense = np.zeros(shape, dtype=np.dtype(dtype or np.float32))
+        dense[rows] = np.random.uniform(0.001, 1.0, (len(rows),) + tuple(shape[1:]))
+        arr = sparse.row_sparse_array((dense[rows], rows), shape=shape, dtype=dense.dtype,
+                                      ctx=ctx or default_context())
+    else:
+        arr = sparse.rand_sparse(shape, stype, density=density, dtype=dtype, ctx=ctx or default_context())
     if data_init is not None:
         arr = _from_dense(stype, np.where(arr.asnumpy() != 0, data_init, 0).astype(arr.dtype), ctx)
     if modifier_func is not None:
@@ -161,9 +168,27 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None, modifier_func=None,
                         density=0.5, shuffle_csr_indices=False):
-    """A random sparse array (MXNet's test helper), without its parts."""
+    """A random sparse array (MXNet's test helper), without its parts; a row_sparse one holds
+    the rows `rsp_indices` (sorted) where given."""
+    if stype not in ("csr", "row_sparse"):
+        raise AssertionError(f"Unknown storage type: {stype}")
+    rows = np.sort(np.asarray(rsp_indices)) if stype == "row_sparse" and rsp_indices is not None else None
     return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, data_init=data_init,
-                               modifier_func=modifier_func)[0]
+                               rsp_indices=rows, modifier_func=modifier_func,
+                               shuffle_csr_indices=shuffle_csr_indices)[0]
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None, dtype=None,
+                           modifier_func=None, shuffle_csr_indices=False):
+    """`create_sparse_array` where a row_sparse array's rows are `rsp_indices` alone (density 0
+    otherwise, so possibly no rows at all), as MXNet's."""
+    if stype == "row_sparse":
+        density = 0.0
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise AssertionError(f"create_sparse_array_zd: {len(rsp_indices)} row indices for {shape[0]} rows")
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices, dtype=dtype,
+                               modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def _from_dense(stype, dense, ctx):

@@ -55,7 +55,7 @@ from .symbol import Symbol
 from ._test_arrays import (default_context, set_default_context, default_dtype, list_gpus, default_rtols,
     default_atols, default_numeric_eps, effective_dtype, get_tolerance, get_tols, get_rtol, get_atol,
     get_etol, random_arrays, random_uniform_arrays, random_sample, rand_shape_2d, rand_shape_3d,
-    rand_shape_nd, rand_ndarray, rand_sparse_ndarray, create_sparse_array, same, same_array, almost_equal,
+    rand_shape_nd, rand_ndarray, rand_sparse_ndarray, create_sparse_array, create_sparse_array_zd, same, same_array, almost_equal,
     assert_almost_equal, assert_almost_equal_with_err, assert_allclose, assert_almost_equal_ignore_nan,
     assert_exception, retry)
 from ._test_misc import (np_reduce, collapse_sum_like, assign_each, assign_each2, rand_coord_2d,
@@ -77,7 +77,7 @@ __all__ = [
     "default_atols", "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols",
     "get_rtol", "get_atol", "get_etol", "random_arrays", "random_uniform_arrays", "random_sample",
     "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "rand_coord_2d", "rand_ndarray", "rand_sparse_ndarray",
-    "create_sparse_array", "assign_each", "assign_each2", "create_2d_tensor", "create_vector",
+    "create_sparse_array", "create_sparse_array_zd", "assign_each", "assign_each2", "create_2d_tensor", "create_vector",
     "get_identity_mat", "get_identity_mat_batch", "np_reduce", "collapse_sum_like", "same", "same_array",
     "almost_equal", "assert_almost_equal", "assert_almost_equal_with_err", "assert_allclose",
     "assert_almost_equal_ignore_nan", "assert_exception", "retry", "simple_forward", "numeric_grad",

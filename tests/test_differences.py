@@ -506,16 +506,6 @@ def test_graph_arrays_are_dense_whatever_a_variables_stype():
     assert exe.arg_dict["v"].stype == "default" and exe.grad_dict["v"].stype == "default"
 
 
-def test_optimizers_update_every_row_for_sparse_gradients():
-    """A row_sparse gradient is applied densely: momentum decays on every row (MXNet's lazy_update skips absent rows)."""
-    w = mx.nd.ones((2, 1)).tostype("row_sparse")
-    opt = mx.optimizer.SGD(learning_rate=1.0, momentum=0.5)
-    state = opt.create_state(0, w)
-    opt.update(0, w, mx.nd.array([[1], [1]]).tostype("row_sparse"), state)
-    opt.update(0, w, mx.nd.array([[0], [1]]).tostype("row_sparse"), state)
-    assert w.asnumpy().ravel().tolist() == [-0.5, -1.5]  # lazy: row 0 would stay at 0.0
-
-
 def test_amp_init_leaves_ndarray_operators_to_jax_promotion():
     """After amp.init(), NDArray arithmetic follows JAX's promotion (float16 ** 2 stays float16), not the wrapped ops."""
     from jbind.contrib.amp import amp

@@ -271,3 +271,12 @@ def test_imageiter_from_lists(tmp_path):
     it = mx.image.ImageIter(batch_size=2, data_shape=(3, 10, 12), label_width=2, path_root=str(tmp_path),
                             imglist=[[1.0, 2.0, "0.png"], [3.0, 4.0, "1.png"]])
     np.testing.assert_array_equal(next(it).label[0].asnumpy(), [[1, 2], [3, 4]])
+
+
+def test_image_image_module_path():
+    """`mx.img.image` is MXNet's module path of the same functions."""
+    import jbind.image.image as module_path
+    assert module_path is mx.image.image
+    assert mx.img.image.imread is mx.image.imread and mx.img.image.imresize is mx.image.imresize
+    with pytest.raises(mx.base.MXNetError, match="cannot read"):
+        mx.img.image.imread("/no/such/dir/picture.jpg")

@@ -391,6 +391,10 @@ class Executor:
         megabytes XLA allocates for one run of the program a training step (or, without
         gradients, a forward) runs: its outputs (gradients included) and temporaries, not
         the arguments. Compiles that program if no run has yet."""
-        mem = self._compiled("train" if any(self._diff) else "infer").memory_analysis()
+        mode = "train" if any(self._diff) else "infer"
+        analyze = getattr(self._compiled(mode), "memory_analysis", None)
+        if analyze is None:  # a wrapper program (flat arguments, grad_req 'add'): the plain one's figures
+            analyze = CACHE.get(self._key(mode), lambda: self._build(mode)).memory_analysis
+        mem = analyze()
         total = (mem.output_size_in_bytes + mem.temp_size_in_bytes) if mem is not None else 0
         return f"{self._symbol.debug_str()}Total {total >> 20} MB allocated\n"

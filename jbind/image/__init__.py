@@ -18,3 +18,5 @@ __all__ = ["Augmenter", "BrightnessJitterAug", "CastAug", "CenterCropAug", "Colo
            "ResizeAug", "SaturationJitterAug", "SequentialAug", "center_crop", "color_normalize",
            "copyMakeBorder", "fixed_crop", "imdecode", "imread", "imresize", "random_crop", "random_size_crop",
            "resize_short", "scale_down"]
+
+from . import image  # noqa: E402,F401  (MXNet's `mx.image.image` module path)

@@ -20,6 +20,8 @@ them, so a compiled step can be keyed on it.
 """
 from __future__ import annotations
 
+import collections
+import copy
 import logging
 import warnings
 
@@ -31,7 +33,7 @@ from ..compile._options import cpu_options
 from ..base import MXNetError
 from ._host_init import host_states
 from ._packed import Predicted, increment, pack_rates, unpack_rates
-from ..ndarray import NDArray
+from ..ndarray import NDArray, RowSparseNDArray
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
 
@@ -290,23 +292,42 @@ class Optimizer:
 
     def _jitted(self, kind: str, make):
         """The jitted `kind` function for the current hyper-parameters; a changed fingerprint
-        (momentum, clipping, ... set after creation) drops the stale programs."""
+        (momentum, clipping, ... set after creation) drops the stale programs. jbind's own
+        optimizers, whose fingerprint names everything a traced step reads, share the
+        function with every other instance of the class with the same fingerprint (a script
+        that makes an optimizer per run, or per parameter group, compiles once)."""
         fp = self.fingerprint()
         fn = self._jit_cache.get((kind, fp))
         if fn is None:
             for k in [k for k in self._jit_cache if k[1] != fp]:
                 del self._jit_cache[k]
-            fn = self._jit_cache[(kind, fp)] = jax.jit(make(), compiler_options=cpu_options())
+            cls = type(self)
+            key = (cls, kind, fp) if cls.__module__.startswith(__package__ + ".") else None
+            try:
+                fn = _SHARED.get(key) if key is not None else None
+            except TypeError:   # an unhashable hyperparameter: this instance's own program
+                key = None
+            if fn is None:
+                # traced on a frozen copy: later changes to this instance change its fingerprint,
+                # never what the shared program computes
+                fn = jax.jit(make(copy.copy(self) if key is not None else self), compiler_options=cpu_options())
+                if key is not None:
+                    _SHARED[key] = fn
+                    while len(_SHARED) > _SHARED_MAX:
+                        _SHARED.popitem(last=False)
+            self._jit_cache[(kind, fp)] = fn
         return fn
 
     def _compiled_step(self):
-        return self._jitted("one", lambda: self.step)
+        return self._jitted("one", lambda opt: opt.step)
 
     def _batch_step(self):
-        def run(weights, grads, states, packed):  # -> (weights, states, the next update's packed rates)
-            inc = increment(len(weights))
-            return (*self.step_tree(weights, grads, states, *unpack_rates(packed, len(weights))), packed + inc)
-        return self._jitted("batch", lambda: run)
+        def make(opt):
+            def run(weights, grads, states, packed):  # -> (weights, states, the next update's packed rates)
+                inc = increment(len(weights))
+                return (*opt.step_tree(weights, grads, states, *unpack_rates(packed, len(weights))), packed + inc)
+            return run
+        return self._jitted("batch", make)
 
     def _can_batch(self, weights, grads) -> bool:
         """Every update is this class's functional `step` on dense arrays with per-parameter
@@ -385,7 +406,7 @@ class Optimizer:
             # one call needs one device; committed arrays in, committed out, as `step` returns them
             if states is None and len(arrays) > 1 and len({w.context for w in weights}) == 1 \
                     and all(a.committed for a in arrays):
-                states = self._jitted("init", lambda: lambda ws: tuple(self.init_state(w) for w in ws))(arrays)
+                states = self._jitted("init", lambda opt: lambda ws: tuple(opt.init_state(w) for w in ws))(arrays)
         if states is None:
             return [self.create_state_multi_precision(i, w) for i, w in zip(indices, weights)]
         return [jax.tree.map(NDArray, s) for s in states]
@@ -414,11 +435,29 @@ class Optimizer:
             return
         if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
             raise TypeError(f"update expects NDArrays, got {type(weight).__name__} and {type(grad).__name__}")
+        if self._lazy() and isinstance(grad, RowSparseNDArray):
+            self._update_rows(index, weight, grad, state)
+            return
         (lr,), (wd,), (t,) = self.prepare([index])
         new_weight, new_state = self._compiled_step()(weight._data, grad._data, self._functional_state(state),
                                                       lr, wd, t)
         weight._data = new_weight
         self._store_state(state, new_state)
+
+    def _lazy(self) -> bool:
+        """A row_sparse gradient updates only its rows (MXNet's lazy update)."""
+        return False
+
+    def _update_rows(self, index, weight, grad, state) -> None:
+        """The lazy update: the rule on the gradient's rows of the weight and the state, the
+        other rows (weight decay and momentum included) left as they are."""
+        (lr,), (wd,), (t,) = self.prepare([index])
+        rows = grad._aux[0]
+        full = self._functional_state(state)
+        new_w, new_s = self._compiled_step()(weight._data[rows], grad._values.astype(weight._data.dtype),
+                                             jax.tree.map(lambda a: a[rows], full), lr, wd, t)
+        weight._data = weight._data.at[rows].set(new_w)
+        self._store_state(state, jax.tree.map(lambda a, part: a.at[rows].set(part), full, new_s))
 
     def update_multi_precision(self, index, weight, grad, state) -> None:
         """`update`; under multi_precision for a float16 weight, `update` of the float32
@@ -447,6 +486,10 @@ class Optimizer:
         self.param_dict = {}
         self._jit_cache = {}
 
+
+# (class, kind, fingerprint) -> jitted step of jbind's own optimizers, shared by instances
+_SHARED: "collections.OrderedDict" = collections.OrderedDict()
+_SHARED_MAX = 128
 
 register = Optimizer.register
 create = Optimizer.create_optimizer

@@ -30,7 +30,7 @@ class SGD(Optimizer):
         mom = momentum * mom - lr * grad          # no state when momentum == 0
         weight += mom                             # or weight -= lr * grad
 
-    `lazy_update` (row_sparse) is accepted and ignored.
+    With `lazy_update` (the default), a row_sparse gradient updates only its rows.
     """
 
     _hyper = ("momentum",)
@@ -52,6 +52,9 @@ class SGD(Optimizer):
                            optax.scale(-lr), *tail)
 
     _to_mx = staticmethod(_single)
+
+    def _lazy(self):
+        return bool(self.lazy_update)
 
 
 @register
@@ -133,6 +136,9 @@ class Adam(Optimizer):
         rate = lr * jnp.sqrt(one_minus_pow(self.beta2, t)) / one_minus_pow(self.beta1, t)
         return optax.chain(optax.scale(f32(self.rescale_grad)), optax.add_decayed_weights(wd), *self._clip(),
                            scale_by_mx_adam(f32(self.beta1), f32(self.beta2), f32(self.epsilon)), optax.scale(-rate))
+
+    def _lazy(self):  # with lazy_update, a row_sparse gradient updates only its rows
+        return bool(self.lazy_update)
 
 
 @register
@@ -272,6 +278,9 @@ class Ftrl(Optimizer):
     def _tx(self, lr, wd, t):
         return optax.chain(optax.scale(f32(self.rescale_grad)), *self._clip(),
                            ftrl(lr, f32(self.lamda1), f32(self.beta), wd))
+
+    def _lazy(self):  # MXNet's sparse ftrl_update: a row_sparse gradient updates only its rows
+        return True
 
 
 @register
