@@ -739,3 +739,24 @@ def test_parameters_an_op_lacks_are_errors_even_where_it_takes_none():
     with pytest.raises(mx.base.MXNetError, match="unknown parameter.*axis"):
         mx.sym.broadcast_maximum(mx.sym.var("a"), mx.sym.var("b"), axis=1)
     assert mx.nd.broadcast_maximum(a, b).shape == (2, 3)
+
+
+def test_trainer_applies_a_row_sparse_gradient_to_every_row():
+    """gluon.Trainer's compiled update decays rows a sparse gradient does not touch (wd);
+    MXNet's lazy update leaves them, as jbind's optimizers called directly do."""
+    emb = mx.gluon.nn.Embedding(5, 2, sparse_grad=True)
+    emb.initialize(mx.init.One())
+    trainer = mx.gluon.Trainer(emb.collect_params(), "sgd", {"learning_rate": 0.1, "wd": 0.1})
+    with mx.autograd.record():
+        loss = emb(mx.nd.array([0])).sum()
+    loss.backward()
+    trainer.step(1)
+    w = emb.weight.data().asnumpy()
+    np.testing.assert_allclose(w[1:], 0.99, rtol=1e-6)        # untouched rows decayed
+    np.testing.assert_allclose(w[0], 1 - 0.1 * (1 + 0.1), rtol=1e-6)
+
+    opt = mx.optimizer.SGD(learning_rate=0.1, wd=0.1)
+    weight = mx.nd.ones((5, 2))
+    grad = mx.nd.sparse.row_sparse_array((np.ones((1, 2), np.float32), [0]), shape=(5, 2))
+    opt.update(0, weight, grad, opt.create_state(0, weight))
+    np.testing.assert_allclose(weight.asnumpy()[1:], 1.0)      # lazy: only row 0 moves
