@@ -760,3 +760,25 @@ def test_trainer_applies_a_row_sparse_gradient_to_every_row():
     grad = mx.nd.sparse.row_sparse_array((np.ones((1, 2), np.float32), [0]), shape=(5, 2))
     opt.update(0, weight, grad, opt.create_state(0, weight))
     np.testing.assert_allclose(weight.asnumpy()[1:], 1.0)      # lazy: only row 0 moves
+
+
+def test_two_variables_of_one_name_are_an_error():
+    """Two layers named alike make two `fc_weight`s: an error in jbind, a warning in MXNet's plot."""
+    net = mx.sym.FullyConnected(mx.sym.var("data"), name="fc", num_hidden=4)
+    net = mx.sym.FullyConnected(net, name="fc", num_hidden=2)
+    with pytest.raises(mx.base.MXNetError, match="several different variables named.*fc_weight"):
+        net.list_arguments()
+    with pytest.raises(mx.base.MXNetError, match="fc_bias"):
+        net.infer_shape(data=(3, 5))
+
+
+def test_second_derivative_of_arcsinh_has_the_true_sign():
+    """d2/dx2 arcsinh(x) = -x / (x^2 + 1)^1.5 (MXNet 1.9.1's higher-order gradient flips the sign)."""
+    x = mx.nd.array([-1.5, 0.5, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        first = mx.autograd.grad(mx.nd.arcsinh(x), [x], create_graph=True, retain_graph=True)[0]
+    first.backward()
+    v = x.asnumpy()
+    np.testing.assert_allclose(first.asnumpy(), 1 / np.sqrt(v * v + 1), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), -v / (v * v + 1) ** 1.5, rtol=1e-5)
