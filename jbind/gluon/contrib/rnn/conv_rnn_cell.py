@@ -153,48 +153,17 @@ class _ConvGRU(_ConvCell):
         return next_h, [next_h]
 
 
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
-class Conv1DRNNCell(_ConvRNN):
-    """1D convolutional RNN cell; `input_shape` is one step's shape in `conv_layout` ('NCW' by default)."""
-    _dims = 1
+def _cell(base, kind: str, dims: int):
+    """MXNet's `Conv{dims}D{kind}Cell`: `base` at `dims` spatial dimensions."""
+    name = f"Conv{dims}D{kind}Cell"
+    doc = (f"{dims}D convolutional {kind} cell; `input_shape` is one step's shape in `conv_layout` "
+           f"('{_LAYOUTS[dims]}' by default).")
+    return type(name, (base,), {"_dims": dims, "__doc__": doc, "__module__": __name__, "__qualname__": name})
 
 
-class Conv2DRNNCell(_ConvRNN):
-    """2D convolutional RNN cell; `input_shape` is one step's shape in `conv_layout` ('NCHW' by default)."""
-    _dims = 2
-
-
-class Conv3DRNNCell(_ConvRNN):
-    """3D convolutional RNN cell; `input_shape` is one step's shape in `conv_layout` ('NCDHW' by default)."""
-    _dims = 3
-
-
-class Conv1DLSTMCell(_ConvLSTM):
-    """1D convolutional LSTM cell; `input_shape` is one step's shape in `conv_layout` ('NCW' by default)."""
-    _dims = 1
-
-
-class Conv2DLSTMCell(_ConvLSTM):
-    """2D convolutional LSTM cell; `input_shape` is one step's shape in `conv_layout` ('NCHW' by default)."""
-    _dims = 2
-
-
-class Conv3DLSTMCell(_ConvLSTM):
-    """3D convolutional LSTM cell; `input_shape` is one step's shape in `conv_layout` ('NCDHW' by default)."""
-    _dims = 3
-
-
-class Conv1DGRUCell(_ConvGRU):
-    """1D convolutional GRU cell; `input_shape` is one step's shape in `conv_layout` ('NCW' by default)."""
-    _dims = 1
-
-
-class Conv2DGRUCell(_ConvGRU):
-    """2D convolutional GRU cell; `input_shape` is one step's shape in `conv_layout` ('NCHW' by default)."""
-    _dims = 2
-
-
-class Conv3DGRUCell(_ConvGRU):
-    """3D convolutional GRU cell; `input_shape` is one step's shape in `conv_layout` ('NCDHW' by default)."""
-    _dims = 3
+Conv1DRNNCell, Conv2DRNNCell, Conv3DRNNCell = (_cell(_ConvRNN, "RNN", d) for d in (1, 2, 3))
+Conv1DLSTMCell, Conv2DLSTMCell, Conv3DLSTMCell = (_cell(_ConvLSTM, "LSTM", d) for d in (1, 2, 3))
+Conv1DGRUCell, Conv2DGRUCell, Conv3DGRUCell = (_cell(_ConvGRU, "GRU", d) for d in (1, 2, 3))
