@@ -67,23 +67,26 @@ class _Conv(HybridBlock):
         return "conv"
 
     def __repr__(self):
-        k = self._kwargs
-        n = len(k["kernel"])
-        shape = self.weight.shape
-        s = f"{self.__class__.__name__}({shape[1] if shape[1] else None} -> {shape[0]}, " \
-            f"kernel_size={k['kernel']}, stride={k['stride']}"
-        if k["pad"] != (0,) * n:
-            s += f", padding={k['pad']}"
-        if k["dilate"] != (1,) * n:
-            s += f", dilation={k['dilate']}"
-        if k["num_group"] != 1:
-            s += f", groups={k['num_group']}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.act:
-            s += f", {self.act}"
-        return s + ")"
+        return conv_repr(self, self._kwargs, self.weight.shape, self.bias is not None)
 
+
+def conv_repr(block, k, weight_shape, has_bias: bool) -> str:
+    """MXNet's repr of a convolution block: `Conv2D(3 -> 8, kernel_size=(3, 3), stride=...)`
+    with padding, dilation, groups, bias and activation where they are not the defaults."""
+    n = len(k["kernel"])
+    s = f"{block.__class__.__name__}({weight_shape[1] if weight_shape[1] else None} -> {weight_shape[0]}, " \
+        f"kernel_size={k['kernel']}, stride={k['stride']}"
+    if k["pad"] != (0,) * n:
+        s += f", padding={k['pad']}"
+    if k["dilate"] != (1,) * n:
+        s += f", dilation={k['dilate']}"
+    if k["num_group"] != 1:
+        s += f", groups={k['num_group']}"
+    if not has_bias:
+        s += ", bias=False"
+    if block.act:
+        s += f", {block.act}"
+    return s + ")"
 
 def _conv_class(n, transpose):
     op = "Deconvolution" if transpose else "Convolution"

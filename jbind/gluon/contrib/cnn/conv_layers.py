@@ -8,6 +8,7 @@ import numbers
 from ..._util import check
 from ...block import HybridBlock
 from ...nn import Activation
+from ...nn.conv_layers import conv_repr
 
 __all__ = ["DeformableConvolution"]
 
@@ -66,18 +67,5 @@ class DeformableConvolution(HybridBlock):
         return self.act(out) if self.act else out
 
     def __repr__(self):
-        k = self._kwargs_deformable_conv
-        s = f"{self.__class__.__name__}("
-        shape = self.deformable_conv_weight.shape
-        s += f"{shape[1] if shape[1] else None} -> {shape[0]}, kernel_size={k['kernel']}, stride={k['stride']}"
-        if k["pad"] != (0, 0):
-            s += f", padding={k['pad']}"
-        if k["dilate"] != (1, 1):
-            s += f", dilation={k['dilate']}"
-        if k["num_group"] != 1:
-            s += f", groups={k['num_group']}"
-        if self.deformable_conv_bias is None:
-            s += ", bias=False"
-        if self.act:
-            s += f", {self.act}"
-        return s + ")"
+        return conv_repr(self, self._kwargs_deformable_conv, self.deformable_conv_weight.shape,
+                         self.deformable_conv_bias is not None)
