@@ -380,3 +380,15 @@ def test_a_cached_op_node_of_get_symbol_cannot_run():
     op = _CachedOp(num_inputs=1, num_outputs=1, graph=0)
     with pytest.raises(mx.MXNetError, match="_CachedOp"):
         op.lower([], [], False, None)
+
+
+def test_a_hybridized_call_takes_one_context():
+    class Add(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+    block = Add()
+    block.hybridize()
+    with pytest.raises(ValueError, match="multiple contexts.*cpu\\(1\\)"):
+        block(mx.nd.ones((4,), ctx=mx.cpu(0)), mx.nd.ones((4,), ctx=mx.cpu(1)))
+    pinned = mx.nd.ones((4,), ctx=mx.cpu(0)).as_in_context(mx.Context("cpu_pinned", 0))
+    np.testing.assert_array_equal(block(mx.nd.ones((4,)), pinned).asnumpy(), [2, 2, 2, 2])   # as MXNet

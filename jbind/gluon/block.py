@@ -360,6 +360,8 @@ class HybridBlock(Block):
                                   "check the type of the args.\n")
         if has_nd:
             ctx = next(a for a in given if isinstance(a, NDArray)).context
+            if self._active:
+                _check_one_context(given)
             with ctx:
                 if self._active:
                     return self._call_cached_op(x, *args)
@@ -408,3 +410,15 @@ class HybridBlock(Block):
 
 
 from ._symbol_block import SymbolBlock  # noqa: E402  (it subclasses HybridBlock)
+
+
+def _check_one_context(given) -> None:
+    """A hybridized call takes its NDArrays from one context (cpu_pinned and cpu_shared count
+    as cpu(0)), as MXNet's: else a GluonValueError listing them."""
+    def norm(c):
+        return ("cpu", 0) if c.device_type in ("cpu_pinned", "cpu_shared") else (c.device_type, c.device_id)
+    found = {norm(a.context): a.context for a in given if isinstance(a, NDArray)}
+    if len(found) > 1:
+        raise GluonValueError("Find multiple contexts in the input, After hybridized, the HybridBlock only "
+                              "supports one input context. You can print the ele.ctx in the input arguments "
+                              f"to inspect their contexts. Find all contexts = {set(found.values())}")
