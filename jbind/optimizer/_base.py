@@ -8,7 +8,7 @@ Every optimizer is one pure rule with two faces:
   are this parameter's effective rate and decay (multipliers applied) and `t` is its
   1-based update count; `prepare(indices)` does MXNet's host-side bookkeeping and returns
   them;
-* imperative, MXNet's API: `create_state(index, weight)` returns NDArrays laid out as
+* imperative, MXNet's API (_imperative.py): `create_state(index, weight)` returns NDArrays laid out as
   MXNet's, and `update(index, weight, grad, state)` writes the new weight and states into
   those handles.
 
@@ -31,14 +31,14 @@ from ._lazy import optax
 
 from ..compile._options import cpu_options
 from ..base import MXNetError
-from ._host_init import host_states
 from ._packed import Predicted, increment, pack_rates, unpack_rates
-from ..ndarray import NDArray, RowSparseNDArray
+from ..ndarray import NDArray
+from ._imperative import ImperativeAPI
 
 __all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
 
 
-class Optimizer:
+class Optimizer(ImperativeAPI):
     """Base class of all optimizers (MXNet 1.x arguments and semantics).
 
     Args:
@@ -372,107 +372,6 @@ class Optimizer:
             w._data = nw
         for h, v in zip(slots, jax.tree.leaves(new_states)):
             h._data = v
-
-    # --- MXNet's imperative API -----------------------------------------------------------------
-    def create_state(self, index, weight: NDArray):
-        """The state of parameter `index`: NDArrays in MXNet's layout, or None (no master
-        copy: `create_state_multi_precision` adds it)."""
-        return jax.tree.map(NDArray, self._init_state(weight._data))
-
-    def create_state_multi_precision(self, index, weight: NDArray):
-        """`create_state`; under multi_precision for a float16 weight `(create_state of a
-        float32 master copy, the master copy)`, as MXNet (and as `init_state`)."""
-        if self._keeps_master(weight):
-            master = weight.astype(np.float32)
-            return (self.create_state(index, master), master)
-        if np.dtype(weight.dtype) == np.float16 and not self.multi_precision:
-            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
-                          "convergence. Consider using multi_precision=True option of the optimizer", stacklevel=3)
-        return self.create_state(index, weight)
-
-    def create_states(self, indices, weights) -> list:
-        """`create_state_multi_precision` of several parameters. Where the states are this
-        class's `init_state` of plain arrays, constants are made on the host and anything
-        else in one compiled call: one at a time, each distinct weight shape compiled a small
-        program (17 for resnet18), together costing seconds of CPU before the first step."""
-        cls = type(self)
-        plain = (cls.create_state is Optimizer.create_state
-                 and cls.create_state_multi_precision is Optimizer.create_state_multi_precision
-                 and all(type(w) is NDArray and np.dtype(w.dtype) != np.float16 for w in weights))
-        states = None
-        if plain and weights:
-            arrays = tuple(w._data for w in weights)
-            states = host_states(self.init_state, arrays)
-            # one call needs one device; committed arrays in, committed out, as `step` returns them
-            if states is None and len(arrays) > 1 and len({w.context for w in weights}) == 1 \
-                    and all(a.committed for a in arrays):
-                states = self._jitted("init", lambda opt: lambda ws: tuple(opt.init_state(w) for w in ws))(arrays)
-        if states is None:
-            return [self.create_state_multi_precision(i, w) for i, w in zip(indices, weights)]
-        return [jax.tree.map(NDArray, s) for s in states]
-
-    def _functional_state(self, state):
-        if state is None:   # the common layouts without a tree walk (a step pays it per parameter)
-            return None
-        if type(state) is NDArray:
-            return state._data
-        return jax.tree.map(lambda h: h._data, state)
-
-    def _store_state(self, state, new_state) -> None:
-        if state is None and new_state is None:
-            return
-        if type(state) is NDArray and isinstance(new_state, jax.Array):
-            state._data = new_state
-            return
-        for h, v in zip(jax.tree.leaves(state), jax.tree.leaves(new_state)):
-            h._data = v
-
-    def update(self, index, weight: NDArray, grad: NDArray, state) -> None:
-        """Update `weight` in place from `grad`; `state` (from `create_state`) is updated in place."""
-        if isinstance(index, (list, tuple)):
-            for i, w, g, s in zip(index, weight, grad, state):
-                self.update(i, w, g, s)
-            return
-        if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
-            raise TypeError(f"update expects NDArrays, got {type(weight).__name__} and {type(grad).__name__}")
-        if self._lazy() and isinstance(grad, RowSparseNDArray):
-            self._update_rows(index, weight, grad, state)
-            return
-        (lr,), (wd,), (t,) = self.prepare([index])
-        new_weight, new_state = self._compiled_step()(weight._data, grad._data, self._functional_state(state),
-                                                      lr, wd, t)
-        weight._data = new_weight
-        self._store_state(state, new_state)
-
-    def _lazy(self) -> bool:
-        """A row_sparse gradient updates only its rows (MXNet's lazy update)."""
-        return False
-
-    def _update_rows(self, index, weight, grad, state) -> None:
-        """The lazy update: the rule on the gradient's rows of the weight and the state, the
-        other rows (weight decay and momentum included) left as they are."""
-        (lr,), (wd,), (t,) = self.prepare([index])
-        rows = grad._aux[0]
-        full = self._functional_state(state)
-        new_w, new_s = self._compiled_step()(weight._data[rows], grad._values.astype(weight._data.dtype),
-                                             jax.tree.map(lambda a: a[rows], full), lr, wd, t)
-        weight._data = weight._data.at[rows].set(new_w)
-        self._store_state(state, jax.tree.map(lambda a, part: a.at[rows].set(part), full, new_s))
-
-    def update_multi_precision(self, index, weight, grad, state) -> None:
-        """`update`; under multi_precision for a float16 weight, `update` of the float32
-        master copy in `state` with a float32 gradient, then the weight set to it rounded."""
-        if isinstance(index, (list, tuple)):
-            for i, w, g, s in zip(index, weight, grad, state):
-                self.update_multi_precision(i, w, g, s)
-            return
-        if self._keeps_master(weight) and isinstance(state, (tuple, list)) and len(state) == 2 \
-                and isinstance(state[1], NDArray) and np.dtype(state[1].dtype) == np.float32:
-            inner, master = state
-            self.update(index, master, grad.astype(np.float32), inner)
-            weight._data = master._data.astype(weight._data.dtype)
-            return
-        self.update(index, weight, grad, state)
 
     def __getstate__(self):
         ret = self.__dict__.copy()
