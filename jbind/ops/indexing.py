@@ -199,3 +199,57 @@ class one_hot(Op):
         hit = idx[..., None] == jnp.arange(self.depth, dtype=idx.dtype)
         dt = jax.dtypes.canonicalize_dtype(np_dtype(self.dtype))  # float64 is float32 without x64
         return [jnp.where(hit, jnp.asarray(self.on_value, dt), jnp.asarray(self.off_value, dt))], aux
+
+
+@register
+class _pick_log_softmax(pick):
+    """`pick(log_softmax(data, axis), index, axis, keepdims)` (mode clip) as one op: each
+    row's log-probability of its class, for Gluon's SoftmaxCrossEntropyLoss on NDArrays.
+
+    The two ops recorded one by one keep the (rows x classes) log_softmax for the backward
+    and build the gradient in two passes (scatter, then log_softmax's). This op keeps only
+    the data (alive anyway) and each row's log-sum-exp, and builds `g * (onehot - softmax)`
+    in one pass: on a 10,000-word language model's output that is a fifth of the step."""
+
+    def lower(self, ins, aux, is_train, key):
+        x, idx = ins[0], _int_index(ins[1])
+        ax = self.axis % x.ndim
+        if idx.ndim == x.ndim:  # the keepdims form of the index
+            idx = jnp.squeeze(idx, ax)
+        idx = jnp.expand_dims(jnp.clip(idx, 0, x.shape[ax] - 1), ax)
+        y = _log_prob(ax)(x, idx)
+        return [y if self.keepdims else jnp.squeeze(y, ax)], aux
+
+
+def _log_prob(ax):
+    """f(x, idx) = log_softmax(x, ax) at idx (idx has x's rank, size 1 along ax), computed in
+    float32 at least (float16 as MXNet's safe accumulation), returned in x's dtype."""
+    def lse_of(x):
+        w = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+        m = jax.lax.stop_gradient(jnp.max(w, axis=ax, keepdims=True))
+        return w, m + jnp.log(jnp.sum(jnp.exp(w - m), axis=ax, keepdims=True))
+
+    @jax.custom_vjp
+    def f(x, idx):
+        w, lse = lse_of(x)
+        return (jnp.take_along_axis(w, idx, axis=ax) - lse).astype(x.dtype)
+
+    def fwd(x, idx):
+        w, lse = lse_of(x)
+        return (jnp.take_along_axis(w, idx, axis=ax) - lse).astype(x.dtype), (x, idx, lse)
+
+    def bwd(res, g):
+        x, idx, lse = res
+        g = g.astype(lse.dtype)
+        dx = -g * jnp.exp(x.astype(lse.dtype) - lse)
+        if ax == x.ndim - 1:  # rows x classes: add g at each row's class (a scatter, the cheaper form)
+            flat = dx.reshape(-1, x.shape[ax])
+            rows = jnp.arange(flat.shape[0])
+            dx = flat.at[rows, idx.reshape(-1)].add(g.reshape(-1)).reshape(x.shape)
+        else:
+            hit = jnp.arange(x.shape[ax]).reshape([-1 if i == ax else 1 for i in range(x.ndim)]) == idx
+            dx = jnp.where(hit, dx + g, dx)
+        return dx.astype(x.dtype), np.zeros(idx.shape, jax.dtypes.float0)
+
+    f.defvjp(fwd, bwd)
+    return f
