@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ..base import DTypeError, ShapeError, fmt_shape, np_dtype
-from . import _rand
+from . import _dense, _rand
 from ._base import Op, frozen, register
 
 
@@ -50,6 +50,8 @@ class FullyConnected(Op):
         # contracting with the weight's own axis 1, not `x @ weight.T`: XLA:CPU runs the
         # transposed form 10x slower at batch 1 (benchmarks/RESULTS.md, "Convolution forms")
         dt = jnp.result_type(x, weight)
+        if bias and bias[0].dtype == dt and _dense.wants_fold(x, weight):
+            return [_dense.dense_bias(x, weight, bias[0])], aux
         y = jax.lax.dot_general(x.astype(dt), weight.astype(dt), (((x.ndim - 1,), (1,)), ((), ())))
         return [y + bias[0] if bias else y], aux
 
