@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-batches", "--max_batches", dest="max_batches", type=int, default=600)
     p.add_argument("--max-valid-batches", "--max_valid_batches", dest="max_valid_batches", type=int, default=None)
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seeds", help="comma-separated seeds (replaces --seed): each library runs once per seed, "
+                                   "seeds interleaved; the table gives median tokens/s and the range of final "
+                                   "perplexities, and whether jbind's median lies in MXNet's range")
     p.add_argument("--data", default=os.path.join(ROOT, "examples", "data", "fortunes"))
     return p
 
@@ -139,6 +142,28 @@ def run_one(lib: str, args) -> dict:
     return res
 
 
+def summarize(runs: list) -> dict:
+    """One library's runs over several seeds: the first run's record plus medians and ranges."""
+    good = [r for r in runs if "error" not in r]
+    if len(runs) == 1 or not good:
+        return runs[0] if len(runs) == 1 else dict(runs[0], runs=runs)
+    ppl = [r["final_val_ppl"] for r in good]
+    return dict(good[0], runs=runs, steady_tokens_per_s=statistics.median(r["steady_tokens_per_s"] for r in good),
+                final_val_ppl=statistics.median(ppl), val_ppl_range=[min(ppl), max(ppl)],
+                seconds=statistics.median(r["seconds"] for r in good))
+
+
+def ppl_verdict(results: dict) -> str:
+    """Whether jbind's median final perplexity lies in the range of MXNet's over the seeds."""
+    j, m = results.get("jbind", {}), results.get("mxnet", {})
+    if "val_ppl_range" not in j or "val_ppl_range" not in m:
+        return ""
+    lo, hi = m["val_ppl_range"]
+    inside = lo <= j["final_val_ppl"] <= hi
+    return ("jbind's median final perplexity %.2f (its range %.2f..%.2f) lies %s MXNet 1.9.1's seed spread "
+            "%.2f..%.2f" % (j["final_val_ppl"], *j["val_ppl_range"], "inside" if inside else "OUTSIDE", lo, hi))
+
+
 def table(results: dict) -> str:
     rows = ["%-7s %14s %12s %10s  %s" % ("library", "tokens/s", "final ppl", "seconds", "jbind / this (tokens/s)")]
     j = results.get("jbind", {}).get("steady_tokens_per_s")
@@ -147,9 +172,10 @@ def table(results: dict) -> str:
             rows.append("%-7s failed: %s" % (lib, r["error"].splitlines()[-1] if r["error"] else "?"))
             continue
         ratio = "%.2fx" % (j / r["steady_tokens_per_s"]) if j and lib != "jbind" else ""
-        rows.append("%-7s %14.0f %12.2f %10.1f  %s" % (lib, r["steady_tokens_per_s"], r["final_val_ppl"],
-                                                     r["seconds"], ratio))
-    return "\n".join(rows)
+        ppl = "%.2f" % r["final_val_ppl"] + (" (%.2f..%.2f)" % tuple(r["val_ppl_range"]) if "val_ppl_range" in r else "")
+        rows.append("%-7s %14.0f %12s %10.1f  %s" % (lib, r["steady_tokens_per_s"], ppl, r["seconds"], ratio))
+    verdict = ppl_verdict(results)
+    return "\n".join(rows + ([verdict] if verdict else []))
 
 
 def run(argv=None) -> dict:
@@ -163,19 +189,23 @@ def run(argv=None) -> dict:
     print("Gluon word LM, %d x %d LSTM (embed %d), batch %d, bptt %d, %s batches x %d epoch(s), core %d"
           % (args.nlayers, args.nhid, args.emsize, args.batch_size, args.bptt, args.max_batches, args.epochs,
              args.core), flush=True)
-    results = {}
+    seeds = [int(x) for x in args.seeds.split(",") if x] if args.seeds else [args.seed]
+    runs = {lib: [] for lib in libs}
     try:
-        for lib in libs:
-            print(f"running {lib}: {' '.join(command(lib, args))}", flush=True)
-            results[lib] = run_one(lib, args)
+        for seed in seeds:
+            args.seed = seed
+            for lib in libs:
+                print(f"running {lib}: {' '.join(command(lib, args))}", flush=True)
+                runs[lib].append(run_one(lib, args))
     finally:
         if args.quick:
             shutil.rmtree(args.data, ignore_errors=True)
+    results = {lib: summarize(rs) for lib, rs in runs.items()}
     print("\n" + table(results), flush=True)
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
-            json.dump({"argv": sys.argv[1:], "config": {k: getattr(args, k) for k in MODEL_FLAGS},
+            json.dump({"argv": sys.argv[1:], "config": dict({k: getattr(args, k) for k in MODEL_FLAGS}, seeds=seeds),
                        "results": results, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=1)
         os.replace(tmp, args.json)
         print(f"wrote {args.json}")

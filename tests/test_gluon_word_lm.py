@@ -117,3 +117,21 @@ def test_jbind_bench_has_a_gluon_command_with_its_figures():
     assert _cli.parser().parse_args(["gluon", "--quick"]).command == "gluon"
     assert _cli.expected_figures(Config.quick_config(), ("gluon",)) == [
         "gluon.tokens_per_s_vs_mxnet", "gluon.tokens_per_s_vs_torch", "gluon.val_ppl_vs_mxnet", "gluon.val_ppl_vs_torch"]
+
+
+def test_bench_over_seeds_gives_medians_ranges_and_the_perplexity_verdict():
+    import gluon_lm_bench as bench
+    run = lambda tps, ppl: {"steady_tokens_per_s": tps, "final_val_ppl": ppl, "seconds": 10.0, "tokens_per_s": [tps]}
+    mx_runs = [run(100, 500.0), run(110, 480.0), run(90, 520.0)]
+    j = bench.summarize([run(200, 490.0), run(210, 470.0), run(190, 530.0)])
+    m = bench.summarize(mx_runs)
+    assert m["steady_tokens_per_s"] == 100 and m["val_ppl_range"] == [480.0, 520.0] and m["final_val_ppl"] == 500.0
+    assert len(m["runs"]) == 3 and bench.summarize(mx_runs[:1]) is mx_runs[0]  # one seed: the run as it was
+    verdict = bench.ppl_verdict({"jbind": j, "mxnet": m})
+    assert "490.00" in verdict and "inside" in verdict
+    far = bench.summarize([run(200, 600.0), run(200, 610.0)])
+    assert "OUTSIDE" in bench.ppl_verdict({"jbind": far, "mxnet": m})
+    assert "OUTSIDE" in bench.table({"jbind": far, "mxnet": m}) and "2.00x" in bench.table({"jbind": far, "mxnet": m})
+    assert bench.ppl_verdict({"jbind": mx_runs[0], "mxnet": mx_runs[1]}) == ""  # one seed: no verdict
+    args = bench.build_parser().parse_args(["--seeds", "1,2,3"])
+    assert args.seeds == "1,2,3"
