@@ -44,6 +44,7 @@ ROOT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(ROOT, "examples", "gluon_word_lm.py")
 TORCH_SCRIPT = os.path.join(HERE, "torch_word_lm.py")
 LIBRARIES = ("jbind", "mxnet", "torch")
+EXTRA = ("jbind-imperative",)  # the same jbind run without hybridize() (issue 21 part 11), on request
 MODEL_FLAGS = ("emsize", "nhid", "nlayers", "lr", "clip", "epochs", "batch_size", "bptt", "dropout",
                "log_interval", "max_batches", "max_valid_batches", "seed")
 _SPEED = re.compile(r"\[Epoch (\d+) Batch (\d+)/\d+\] loss [\d.naif]+, ppl [\d.naif]+, ([\d.]+) tokens/s")
@@ -54,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--core", type=int, default=0, help="the one CPU core every run is pinned to")
-    p.add_argument("--only", default=",".join(LIBRARIES), help="comma-separated subset of jbind,mxnet,torch")
+    p.add_argument("--only", default=",".join(LIBRARIES), help="comma-separated subset of jbind,mxnet,torch, or jbind-imperative (the "
+                                                             "example with --no-hybridize)")
     p.add_argument("--python-jbind", default=sys.executable)
     p.add_argument("--python-mxnet", default="/tmp/mxvenv/bin/python")
     p.add_argument("--python-torch", default="/tmp/torchvenv/bin/python")
@@ -104,13 +106,15 @@ def command(lib: str, args) -> list:
     if lib == "torch":
         py, script = args.python_torch, [TORCH_SCRIPT]
     else:
-        py, script = (args.python_jbind, [EXAMPLE]) if lib == "jbind" else (args.python_mxnet, [EXAMPLE, "--mxnet"])
+        py, script = (args.python_mxnet, [EXAMPLE, "--mxnet"]) if lib == "mxnet" else (args.python_jbind, [EXAMPLE])
+        if lib == "jbind-imperative":
+            script = [EXAMPLE, "--no-hybridize"]
     pin = ["taskset", "-c", str(args.core)] if shutil.which("taskset") else []
     return pin + [py] + script + flags
 
 
 def environment(lib: str) -> dict:
-    return peer_environment(lib, ROOT, clear_peer_path=False)
+    return peer_environment("jbind" if lib.startswith("jbind") else lib, ROOT, clear_peer_path=False)
 
 
 def parse(log: str, warmup: int) -> dict:
@@ -165,15 +169,15 @@ def ppl_verdict(results: dict) -> str:
 
 
 def table(results: dict) -> str:
-    rows = ["%-7s %14s %12s %10s  %s" % ("library", "tokens/s", "final ppl", "seconds", "jbind / this (tokens/s)")]
+    rows = ["%-16s %10s %22s %8s  %s" % ("library", "tokens/s", "final ppl", "seconds", "jbind / this (tokens/s)")]
     j = results.get("jbind", {}).get("steady_tokens_per_s")
     for lib, r in results.items():
         if "error" in r:
-            rows.append("%-7s failed: %s" % (lib, r["error"].splitlines()[-1] if r["error"] else "?"))
+            rows.append("%-16s failed: %s" % (lib, r["error"].splitlines()[-1] if r["error"] else "?"))
             continue
         ratio = "%.2fx" % (j / r["steady_tokens_per_s"]) if j and lib != "jbind" else ""
         ppl = "%.2f" % r["final_val_ppl"] + (" (%.2f..%.2f)" % tuple(r["val_ppl_range"]) if "val_ppl_range" in r else "")
-        rows.append("%-7s %14.0f %12s %10.1f  %s" % (lib, r["steady_tokens_per_s"], ppl, r["seconds"], ratio))
+        rows.append("%-16s %10.0f %22s %8.1f  %s" % (lib, r["steady_tokens_per_s"], ppl, r["seconds"], ratio))
     verdict = ppl_verdict(results)
     return "\n".join(rows + ([verdict] if verdict else []))
 
@@ -181,9 +185,9 @@ def table(results: dict) -> str:
 def run(argv=None) -> dict:
     args = build_parser().parse_args(argv)
     libs = [x for x in args.only.split(",") if x]
-    bad = sorted(set(libs) - set(LIBRARIES))
+    bad = sorted(set(libs) - set(LIBRARIES + EXTRA))
     if bad:
-        raise SystemExit(f"--only: unknown {bad}; choose from {list(LIBRARIES)}")
+        raise SystemExit(f"--only: unknown {bad}; choose from {list(LIBRARIES + EXTRA)}")
     if args.quick:
         quick(args)
     print("Gluon word LM, %d x %d LSTM (embed %d), batch %d, bptt %d, %s batches x %d epoch(s), core %d"

@@ -135,3 +135,12 @@ def test_bench_over_seeds_gives_medians_ranges_and_the_perplexity_verdict():
     assert bench.ppl_verdict({"jbind": mx_runs[0], "mxnet": mx_runs[1]}) == ""  # one seed: no verdict
     args = bench.build_parser().parse_args(["--seeds", "1,2,3"])
     assert args.seeds == "1,2,3"
+
+
+def test_bench_runs_the_imperative_jbind_on_request():
+    import gluon_lm_bench as bench
+    args = bench.build_parser().parse_args([])
+    cmd = bench.command("jbind-imperative", args)
+    assert cmd[cmd.index(bench.EXAMPLE) + 1] == "--no-hybridize" and "--mxnet" not in cmd
+    assert bench.environment("jbind-imperative")["PYTHONPATH"].split(os.pathsep)[0] == bench.ROOT
+    assert "jbind-imperative" not in bench.build_parser().parse_args([]).only  # not in the default run
