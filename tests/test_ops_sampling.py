@@ -18,6 +18,7 @@ from helpers import Case, check_op, ops_in, raises_naming
 from jbind.ops import REGISTRY
 from jbind.ops import pdf as pdf_mod
 from jbind.ops import sampling as sampling_mod
+from jbind.ops import sampling_more as sampling_more_mod
 
 V = mx.sym.Variable
 S = mx.sym
@@ -178,7 +179,7 @@ def test_op(case):
 
 
 def test_every_op_has_a_case():
-    mine = {n for n, c in REGISTRY.items() if c.__module__ in (sampling_mod.__name__, pdf_mod.__name__)
+    mine = {n for n, c in REGISTRY.items() if c.__module__ in (sampling_mod.__name__, sampling_more_mod.__name__, pdf_mod.__name__)
             and not n.endswith("_like")}  # the _like samplers: tests/test_ops_more_ops.py
     assert len(mine) == 25
     assert mine <= set().union(*(ops_in(c.build()) for c in CASES))

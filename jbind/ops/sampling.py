@@ -1,7 +1,7 @@
 """Random sampling ops (MXNet's src/operator/random): `_random_*` draw `shape` samples of
 one distribution given by parameters, `_sample_*` draw `shape` samples per element of
-their parameter inputs, `_sample_multinomial`, `_shuffle`; the densities `_random_pdf_*`
-are in pdf.py.
+their parameter inputs; `_random_*_like` are in sampling_like.py, `_sample_multinomial` and
+`_shuffle` in sampling_more.py, the densities `_random_pdf_*` in pdf.py.
 
 Draws come from jax.random with the op's key (seeded by `mx.random.seed`, new numbers at
 every training step, as Dropout): MXNet's random streams cannot be reproduced inside a
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..base import fmt_shape, np_dtype
 from . import _rand
-from ._base import Op, fields, frozen, register
+from ._base import Op, frozen, register
 from .elemwise import DType, _dtype_name, _merge
 from .reduce import ShapedBy
 
@@ -286,50 +286,6 @@ class _random_randint(_Random):
         return _rand.randint(key, shape, max(self.low, info.min), min(self.high, info.max), dtype)
 
 
-# --- the input's shape: _random_*_like ---------------------------------------------------------
-@frozen
-class _RandomLike(Op):
-    """Samples of one distribution in the shape and dtype of `data`, whose values are not
-    read (and get a zero gradient, as MXNet's). Subclasses are made by `_like` from a
-    `_random_*` op, whose parameter checks and drawing they reuse."""
-    random = True
-    pointwise = True  # i.i.d. samples, one per element of `data`: any reshaping draws the same law
-    base: ClassVar[type]
-
-    def __post_init__(self):
-        self._base()  # the `_random_*` op's parameter checks
-
-    def _base(self):
-        return self.base(*self._values())
-
-    def infer_type(self, ins, outs):
-        t = next((t for t in list(ins) + list(outs) if t is not None), None)
-        if t is not None and np.dtype(t).name not in _FLOATS:
-            raise ValueError(f"data must be float16, float32 or float64, got {np.dtype(t).name}")
-        return [t], [t], []
-
-    def lower(self, ins, aux, is_train, key):
-        data = ins[0]
-        return [self._base()._draw(key, data.shape, data.dtype)], aux
-
-
-def _like(base):
-    """`<base>_like`: MXNet's parameters of `base` (less shape, ctx, dtype), its defaults."""
-    name = base.name + "_like"
-    params = [f for f in fields(base) if f.name not in ("shape", "ctx", "dtype")]
-    ns = {"__module__": __name__, "__qualname__": name, "base": base,
-          "__annotations__": {f.name: f.type for f in params}, **{f.name: f.default for f in params},
-          "__doc__": (base.__doc__.split(_NOTE)[0].replace("Samples", "Samples in the shape and dtype of `data`", 1)
-                      + " `data`'s values are not read (its gradient is zero); it must be a float." + _NOTE)}
-    return register(frozen(type(name, (_RandomLike,), ns)))
-
-
-for _base_op in (_random_uniform, _random_normal, _random_gamma, _random_exponential, _random_poisson,
-                 _random_negative_binomial, _random_generalized_negative_binomial):
-    _like(_base_op)
-del _base_op
-
-
 # --- parameters as inputs: _sample_* -----------------------------------------------------------
 @frozen
 class _Sample(Op):
@@ -397,64 +353,4 @@ _sampler("generalized_negative_binomial", ("mu", "alpha"),
          "Generalized negative binomial samples with means `mu` and dispersions `alpha`, as floats.")
 
 
-@register(aliases=("sample_multinomial",))
-class _sample_multinomial(Op):
-    __doc__ = ("`shape` category indices drawn from each distribution along the last axis of `data` (which "
-               "must sum to 1 there: rows that do not are sampled normalized, where MXNet 1.9.1 stops at 1 "
-               "or reads past the row), in `dtype`; with `get_prob` also their log probabilities "
-               "log(data[index]), in data's dtype, whose gradient is MXNet's head / data[index] at the "
-               "index. 1-D data gives `shape` (or (1,)) samples." + _NOTE)
-    shape: tuple[int, ...] = ()
-    get_prob: bool = False
-    dtype: DType = "int32"
-    random = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "dtype", _dtype_name(self.dtype, ("float16", "float32", "float64", "int32", "uint8")))
-
-    def outputs(self):
-        return ("output0", "output1") if self.get_prob else ("output",)
-
-    def _out_shape(self, d):
-        if len(d) == 1:
-            return tuple(self.shape) or (1,)
-        return tuple(d[:-1]) + tuple(self.shape)
-
-    def infer_shape(self, ins, outs):
-        d = ins[0]
-        out = None if d is None else self._out_shape(d)
-        return [d], [out] * len(self.outputs()), []
-
-    def infer_type(self, ins, outs):
-        t = ins[0]
-        if t is None:
-            return [None], [np_dtype(self.dtype)] + [None] * self.get_prob, []
-        if np.dtype(t).name not in _FLOATS:
-            raise ValueError(f"data must be float16, float32 or float64, got {np.dtype(t).name}")
-        return [t], [np_dtype(self.dtype)] + [t] * self.get_prob, []
-
-    def lower(self, ins, aux, is_train, key):
-        data = ins[0]
-        k = data.shape[-1]
-        rows = data.reshape(-1, k)
-        m = int(np.prod(self.shape)) if self.shape else 1
-        logits = jnp.log(jax.lax.stop_gradient(rows).astype(_draw_dtype(rows.dtype)))
-        idx = jax.random.categorical(key, logits, axis=-1, shape=(m, rows.shape[0])).T
-        shape = self._out_shape(data.shape)
-        outs = [idx.reshape(shape).astype(_out_dtype(self.dtype))]
-        if self.get_prob:
-            outs.append(jnp.log(jnp.take_along_axis(rows, idx, axis=-1)).reshape(shape))
-        return outs, aux
-
-
-@register(aliases=("shuffle", "_npi_shuffle"))
-class _shuffle(Op):
-    __doc__ = ("`data` with its first axis randomly permuted. MXNet 1.9.1 has no gradient (binding with "
-               "one is an error); jbind gives zero." + _NOTE)
-    random = True
-
-    def lower(self, ins, aux, is_train, key):
-        return [jax.random.permutation(key, jax.lax.stop_gradient(ins[0]), axis=0)], aux
-
-
-from . import pdf  # noqa: E402,F401  (registration: ops/__init__ imports only this module)
+from . import pdf, sampling_like, sampling_more  # noqa: E402,F401  (registration: ops/__init__ imports only this module)
