@@ -19,7 +19,7 @@ from jax import lax
 
 from . import _rand
 from ._base import Op, register
-from ._lstm_layer import lstm_layer
+from ._recurrent import gru_layer, lstm_layer
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -162,7 +162,10 @@ class RNN(Op):
         return step
 
     def _written_out(self, wr) -> bool:
-        """LSTM layers without projection or state clipping run `_lstm_layer.lstm_layer`."""
+        """LSTM layers without projection or state clipping run `_recurrent.lstm_layer`, GRU
+        layers `_recurrent.gru_layer`."""
+        if self.mode == "gru":
+            return True
         return self.mode == "lstm" and wr is None and self.lstm_state_clip_min is None
 
     def lower(self, ins, aux, is_train, key):
@@ -175,7 +178,7 @@ class RNN(Op):
             mine = weights[layer * d:(layer + 1) * d]
             start = tuple(s[layer * d:(layer + 1) * d] for s in init)
             if self._written_out(mine[0][4]):  # each direction its own loop, the backward written out
-                carry, x = _lstm_directions(x, mine, start)
+                carry, x = _directions(self.mode, x, mine, start)
             else:
                 # both directions of a layer run in one scan: direction 1 reads the sequence reversed
                 wi, wh, bi, bh, wr = (None if w[0] is None else jnp.stack(w) for w in zip(*mine))
@@ -193,19 +196,23 @@ class RNN(Op):
         return [x] + [jnp.concatenate(f, axis=0) for f in finals], aux
 
 
-def _lstm_directions(x, weights, start):
-    """`lstm_layer` for each direction of a layer (direction 1 reads the sequence reversed),
-    with 2-D products (faster on XLA:CPU than ones batched over a direction axis).
-    x (T, N, I); weights [(wi, wh, bi, bh, None)] per direction; start ((D, N, H) h, c)
-    -> ((h_T, c_T) each (D, N, H), the outputs (T, N, D * H))."""
+def _directions(mode, x, weights, start):
+    """`lstm_layer` or `gru_layer` for each direction of a layer (direction 1 reads the
+    sequence reversed), with 2-D products (faster on XLA:CPU than ones batched over a
+    direction axis). x (T, N, I); weights [(wi, wh, bi, bh, None)] per direction; start
+    ((D, N, H) h[, c]) -> ((h_T[, c_T]) each (D, N, H), the outputs (T, N, D * H))."""
     steps, batch, width = x.shape
-    outs, hs, cs = [], [], []
+    outs, finals = [], [[] for _ in start]
     for k, (wi, wh, bi, bh, _) in enumerate(weights):
         seq = x if k == 0 else jnp.flip(x, 0)
-        proj = (seq.reshape(steps * batch, width) @ wi.T + (bi + bh)).reshape(steps, batch, -1)
-        ys, h, c = lstm_layer(proj, start[0][k], start[1][k], wh)
+        if mode == "lstm":
+            proj = (seq.reshape(steps * batch, width) @ wi.T + (bi + bh)).reshape(steps, batch, -1)
+            ys, *last = lstm_layer(proj, start[0][k], start[1][k], wh)
+        else:
+            proj = (seq.reshape(steps * batch, width) @ wi.T + bi).reshape(steps, batch, -1)
+            ys, *last = gru_layer(proj, start[0][k], wh, bh)
         outs.append(ys if k == 0 else jnp.flip(ys, 0))
-        hs.append(h)
-        cs.append(c)
+        for f, v in zip(finals, last):
+            f.append(v)
     out = outs[0] if len(outs) == 1 else jnp.concatenate(outs, axis=-1)
-    return (jnp.stack(hs), jnp.stack(cs)), out
+    return tuple(jnp.stack(f) for f in finals), out

@@ -1,13 +1,14 @@
-"""One LSTM layer over time with its backward written out (a `jax.custom_vjp`).
+"""LSTM and GRU layers over time with their backward written out (`jax.custom_vjp`).
 
-JAX's automatic transpose of the layer's `lax.scan` accumulates the recurrent weight's
+JAX's automatic transpose of a layer's `lax.scan` accumulates the recurrent weight's
 gradient inside the backward loop, one (gates x N) @ (N x H) product per step, and keeps
 each step's intermediate values as separate residuals. Written out, the backward loop only
 carries the state gradients and emits each step's gate gradients; the weight gradient is
 then one GEMM over all steps, `dW = sum_t dgates_t^T @ h_(t-1)`, as cuDNN and PyTorch do it.
 The forward multiplies by the transposed recurrent weight, made once before the loop (a
 `[N, H] @ [H, 4H]` product runs faster on XLA:CPU than one contracting both operands'
-last axes). Gates are MXNet's order i, f, c, o; the biases are already in `proj`.
+last axes). Gates are MXNet's order: i, f, c, o (LSTM; both biases already in `proj`) and
+r, z, n (GRU; the input bias in `proj`, the recurrent one apart, as n needs it inside r *).
 
 On a 2 x 200 LSTM (T 35, batch 20, one core) forward + backward went from 40 to 29 ms.
 """
@@ -73,3 +74,54 @@ def _bwd(res, grads):
 
 
 lstm_layer.defvjp(_fwd, _bwd)
+
+
+def _gru_forward(proj, h0, wh, bh, keep=True):
+    """-> ys (T, N, H) and (with `keep`) activations (T, N, 4H): r, z, n and h @ U_n.T + b_hn."""
+    wt = wh.T
+
+    def step(h, x):
+        xr, xz, xn = jnp.split(x, 3, axis=-1)
+        hr, hz, hn = jnp.split(h @ wt + bh, 3, axis=-1)
+        r, z = jax.nn.sigmoid(xr + hr), jax.nn.sigmoid(xz + hz)
+        n = jnp.tanh(xn + r * hn)
+        h = (1 - z) * n + z * h
+        return h, ((h, jnp.concatenate([r, z, n, hn], axis=-1)) if keep else h)
+
+    _, out = lax.scan(step, h0, proj)
+    return out if keep else (out, None)
+
+
+@jax.custom_vjp
+def gru_layer(proj, h0, wh, bh):
+    """cuDNN's GRU (MXNet's): proj (T, N, 3H) = x @ Wi.T + bi; h0 (N, H); wh (3H, H); bh (3H,)
+    -> (ys, h_T). n = tanh(x_n + r * (h @ U_n.T + b_hn)), h' = (1 - z) * n + z * h."""
+    ys, _ = _gru_forward(proj, h0, wh, bh, keep=False)
+    return ys, ys[-1]
+
+
+def _gru_fwd(proj, h0, wh, bh):
+    ys, acts = _gru_forward(proj, h0, wh, bh)
+    return (ys, ys[-1]), (h0, wh, ys, acts)
+
+
+def _gru_bwd(res, grads):
+    h0, wh, ys, acts = res
+    dys, dh_last = grads
+    prev_h = jnp.concatenate([h0[None], ys[:-1]], axis=0)
+
+    def step(dh, xs):
+        dy, h_prev, a = xs
+        r, z, n, hn = jnp.split(a, 4, axis=-1)
+        dh = dh + dy
+        dn = dh * (1 - z) * (1 - n * n)
+        dr = dn * hn * r * (1 - r)
+        dz = dh * (h_prev - n) * z * (1 - z)
+        dhh = jnp.concatenate([dr, dz, dn * r], axis=-1)  # gradient of h @ U.T + b_h
+        return dh * z + dhh @ wh, (jnp.concatenate([dr, dz, dn], axis=-1), dhh)
+
+    dh0, (dproj, dhh) = lax.scan(step, dh_last, (dys, prev_h, acts), reverse=True)
+    return dproj, dh0, jnp.einsum("tng,tnh->gh", dhh, prev_h), jnp.sum(dhh, axis=(0, 1))
+
+
+gru_layer.defvjp(_gru_fwd, _gru_bwd)
