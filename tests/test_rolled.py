@@ -82,8 +82,21 @@ def _jaxpr_size(sym, shapes, on):
     vals = {n: vals[n] for n in sym.list_arguments()}
     args = tuple(vals[n] for n in sym.list_arguments())
     jaxpr = jax.make_jaxpr(lambda a: fwd(a, (), jax.random.key(0), False))(args)
-    prims = {e.primitive.name for e in jaxpr.eqns}
-    return len(jaxpr.eqns), prims
+    return len(jaxpr.eqns), _primitives(jaxpr.jaxpr)
+
+
+def _primitives(jaxpr) -> set:
+    """Primitive names of a jaxpr and of the jaxprs inside its equations (a scan may sit
+    inside a custom_vjp call)."""
+    out = set()
+    for e in jaxpr.eqns:
+        out.add(e.primitive.name)
+        for v in e.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else [v]):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    out |= _primitives(inner)
+    return out
 
 
 def test_rolled_lowering_is_a_scan_of_constant_size():
@@ -230,3 +243,31 @@ def test_executor_switch_is_part_of_the_cache_key():
     for a, b in zip(outs[True], outs[False]):
         np.testing.assert_allclose(a, b, **TOL)
     assert rolled.loop_lowering_enabled() == before      # the context manager restores the switch
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_weight_gradients_after_the_loop_match_jax_transpose(mode):
+    """symbol/_scan_grad.py: the step's h2h FullyConnected gets its weight gradient after the
+    loop; off (JAX's own transpose of the scan) gives the same outputs and gradients."""
+    from jbind.symbol import _scan_grad
+    sym = unrolled_outputs(CELLS[mode]("w_"), "TNC", True)
+    shapes = data_shape("TNC")
+    o1, g1, _ = evaluate(sym, shapes, True)
+    old = _scan_grad.set_enabled(False)
+    try:
+        assert _scan_grad.cache_suffix() == "+scangrad0" and "+scangrad0" in rolled.cache_suffix()
+        o0, g0, _ = evaluate(sym, shapes, True)
+        assert "custom_vjp_call" not in _jaxpr_prims(sym, shapes)
+    finally:
+        _scan_grad.set_enabled(old)
+    assert "custom_vjp_call" in _jaxpr_prims(sym, shapes) and rolled.cache_suffix() == ""
+    for a, b in zip(o1, o0):
+        np.testing.assert_allclose(a, b, **TOL)
+    for n in g0:
+        np.testing.assert_allclose(g1[n], g0[n], err_msg=n, **TOL)
+
+
+def _jaxpr_prims(sym, shapes):
+    fwd, _ = lowered(sym, shapes, True)
+    args = tuple(inputs(sym, shapes)[n] for n in sym.list_arguments())
+    return _primitives(jax.make_jaxpr(lambda a: fwd(a, (), jax.random.key(0), False))(args).jaxpr)

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ..base import MXNetError
+from . import _scan_grad
 
 
 def _op_is(op, name):
@@ -148,22 +149,35 @@ class LoopPlan:
             f = lambda *a, op=op, node=node: list(_lower(op, node, list(a), is_train, None))  # noqa: E731
             hv.update(((p, i), o) for i, o in enumerate(jax.vmap(f, in_axes=tuple(axes), axis_size=n)(*args)))
 
-        def body(carry, sl):
+        fcs = _scan_grad.hoistable(run, ops, self.shapes, g, tm) if _scan_grad._state["on"] else []
+        fc_pos = {p for p, _, _ in fcs}
+
+        def step(carry, sl, inv, fc):
             xv, hx, kv = sl
-            loc = {}
+            loc, fc_in = {}, {}
             for p in run.body:
                 ins = [loc[d[1]][d[2]] if d[0] == "l" else carry[d[1]] if d[0] == "c" else
-                       vals[d[1]] if d[0] == "inv" else xv[d[1]] if d[0] == "x" else hx[d[1]]
+                       inv[d[1]] if d[0] == "inv" else xv[d[1]] if d[0] == "x" else hx[d[1]]
                        for d in run.bdescs[p]]
+                if p in fc:
+                    fc_in[p] = ins[0].reshape(ins[0].shape[0], -1)
+                    loc[p] = [fc[p](ins[0])]
+                    continue
                 k = jax.random.fold_in(key, kv[run.rpos[p]]) if p in run.rpos else None
                 loc[p] = _lower(ops[tm[p]], g.nodes[tm[p]], ins, is_train, k)
             return (tuple(loc[p][i] for p, i in run.carry_list),
-                    tuple(loc[p][i] for p, i in run.body_ys))
+                    tuple(loc[p][i] for p, i in run.body_ys), fc_in)
 
+        inv = {d[1]: vals[d[1]] for p in run.body for d in run.bdescs[p] if d[0] == "inv"}
         kv = jnp.asarray(run.keys) if run.random else None
+        init, sl = tuple(vals[e] for e in run.init), (tuple(xs), tuple(hv[h] for h in run.hin), kv)
         try:
-            final, ys = lax.scan(body, tuple(vals[e] for e in run.init),
-                                 (tuple(xs), tuple(hv[h] for h in run.hin), kv), length=n)
+            if fcs:  # weight gradients of the step's FullyConnected layers after the loop
+                shared = {d[1] for p in run.body for k, d in enumerate(run.bdescs[p])
+                          if d[0] == "inv" and (p not in fc_pos or k == 0)}
+                final, ys = _scan_grad.scan(step, fcs, inv, shared, init, sl, n)
+            else:
+                final, ys = lax.scan(lambda c, x: step(c, x, inv, {})[:2], init, sl, length=n)
         except TypeError:  # a carry whose dtype the step changes: lower it as written
             return self._unrolled(run, vals, arrays, lower_node)
         for e, c in run.final.items():

@@ -27,7 +27,7 @@ import re
 import jax
 import numpy as np
 
-from . import _bnfold, _heads
+from . import _bnfold, _heads, _scan_grad
 from ._scan import LoopPlan
 
 _STEP = re.compile(r"(?P<cell>.*)t(?P<t>\d+)_(?P<rest>.*)")
@@ -60,6 +60,7 @@ def cache_suffix() -> str:
     fused or not, the matmul precision), so do their executables."""
     precision = jax.config.jax_default_matmul_precision
     return ("" if _state["on"] else "+unrolled") + _heads.cache_suffix() + _bnfold.cache_suffix() + \
+        _scan_grad.cache_suffix() + \
         (f"+matmul:{precision}" if precision not in (None, "float32", "highest") else "")
 
 
