@@ -5,6 +5,11 @@ import pytest
 
 import jbind as mx
 from jbind.gluon import loss as gloss
+from jbind.ndarray import imperative
+
+
+def _fused(data, label, **params):
+    return imperative.invoke("_pick_log_softmax", [data, label], params)
 
 
 def _grads(fn, x, label, head):
@@ -24,7 +29,7 @@ def test_matches_pick_of_log_softmax(shape, axis, keepdims, label_shape):
     x = rng.standard_normal(shape) * 3
     n = shape[axis]
     label = rng.integers(-2, n + 3, label_shape).astype(np.float32)  # out of range: clipped, as pick
-    fused = lambda d, l: mx.nd._internal._pick_log_softmax(d, l, axis=axis, keepdims=keepdims)
+    fused = lambda d, l: _fused(d, l, axis=axis, keepdims=keepdims)
     plain = lambda d, l: mx.nd.pick(mx.nd.log_softmax(d, axis=axis), l, axis=axis, keepdims=keepdims)
     out_shape = mx.nd.pick(mx.nd.array(x), mx.nd.array(label), axis=axis, keepdims=keepdims).shape
     head = rng.standard_normal(out_shape)
@@ -37,7 +42,7 @@ def test_matches_pick_of_log_softmax(shape, axis, keepdims, label_shape):
 def test_float16_is_computed_in_float32():
     x = (np.arange(40, dtype=np.float32).reshape(4, 10) / 7).astype(np.float16)
     label = np.array([0, 3, 9, 5], np.float32)
-    y = mx.nd._internal._pick_log_softmax(mx.nd.array(x, dtype="float16"), mx.nd.array(label), axis=-1)
+    y = _fused(mx.nd.array(x, dtype="float16"), mx.nd.array(label), axis=-1)
     assert y.dtype == np.float16
     xf = x.astype(np.float32)
     want = xf[np.arange(4), label.astype(int)] - np.log(np.exp(xf).sum(-1))
@@ -64,9 +69,26 @@ def test_softmax_ce_loss_eager_equals_hybridized(weighted):
 def test_softmax_ce_loss_on_ndarrays_records_one_op(monkeypatch):
     """The eager loss goes through the fused op (and so needs no (rows x classes) log_softmax)."""
     calls = []
-    real = mx.nd._internal._pick_log_softmax
-    monkeypatch.setattr(mx.nd._internal, "_pick_log_softmax", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = imperative.invoke
+    monkeypatch.setattr(imperative, "invoke", lambda name, *a: calls.append(name) or real(name, *a))
     gloss.SoftmaxCrossEntropyLoss()(mx.nd.ones((2, 3)), mx.nd.array([0, 2]))
     gloss.SoftmaxCrossEntropyLoss(sparse_label=False)(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)) / 3)
     gloss.SoftmaxCrossEntropyLoss(from_logits=True)(mx.nd.ones((2, 3)), mx.nd.array([0, 2]))
-    assert calls == [1]
+    assert calls.count("_pick_log_softmax") == 1
+
+
+def test_the_fused_op_is_jbinds_own_and_never_in_a_graph():
+    """Not an MXNet op: absent from mx.nd / mx.sym and from the op registry that graphs and
+    JSON use (a hybridized loss keeps MXNet's log_softmax + pick)."""
+    from jbind.ops import REGISTRY
+    from jbind.ops._base import PRIVATE
+    assert "_pick_log_softmax" in PRIVATE and "_pick_log_softmax" not in REGISTRY
+    assert not hasattr(mx.nd._internal, "_pick_log_softmax") and not hasattr(mx.sym._internal, "_pick_log_softmax")
+    loss = gloss.SoftmaxCrossEntropyLoss()
+    loss.hybridize()
+    loss(mx.nd.ones((2, 3)), mx.nd.array([0, 2]))
+    sym = loss(mx.sym.var("pred"), mx.sym.var("label"))
+    ops = {n["op"] for n in __import__("json").loads(sym.tojson())["nodes"]}
+    assert "log_softmax" in ops and "pick" in ops and "_pick_log_softmax" not in ops
+    with pytest.raises(mx.base.MXNetError, match="unknown operator"):
+        mx.sym.load_json(sym.tojson().replace('"pick"', '"_pick_log_softmax"'))

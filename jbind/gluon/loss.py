@@ -119,7 +119,7 @@ class SoftmaxCrossEntropyLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         if F is _nd and self._sparse_label and not self._from_logits:
             # one op on NDArrays: its backward needs no (rows x classes) intermediate (ops/indexing.py)
-            loss = -F._internal._pick_log_softmax(pred, label, axis=self._axis, keepdims=True)
+            loss = -_nd.imperative.invoke("_pick_log_softmax", [pred, label], {"axis": self._axis, "keepdims": True})
             return self._mean(F, _apply_weighting(F, loss, self._weight, sample_weight))
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)

@@ -94,7 +94,7 @@ class Plan:
 
 def resolve(op_name, args, kwargs, is_array, is_ndarray):
     """The unplanned path's first half: (class, op, params, slots, nargs, inputs by slot)."""
-    cls = get_op(op_name)
+    cls = get_op(op_name, private=True)
     arrays = {k: v for k, v in kwargs.items() if is_ndarray(v)}
     params = {k: v for k, v in kwargs.items() if k not in arrays}
     args = split_positional(cls, args, is_array, params)

@@ -120,7 +120,7 @@ def _check(op_name, op, params, slots, nargs, datas) -> None:
     from ..symbol.ops import make
     from ..symbol.symbol import Variable
     # every parameter as given: an explicit None (topk's axis=None) is not the default
-    sym = make(op_name, [Variable(a) for a in slots[:nargs]], params, name=op.name.lower())
+    sym = make(op_name, [Variable(a) for a in slots[:nargs]], params, name=op.name.lower(), private=True)
     aux = [f"{op.name.lower()}_{a}" for a in slots[nargs:]]
     names = slots[:nargs] + aux
     # The rules themselves, not `infer_shape`: an imperative array's 0 is a real size

@@ -22,6 +22,9 @@ from ..base import MXNetError, ParamError
 Shape = tuple  # a tuple of ints; None means unknown
 REGISTRY: dict[str, type["Op"]] = {}
 ALIASES: dict[str, str] = {}
+# jbind's own ops, not MXNet's: callable on NDArrays by name (`imperative.invoke`), never in
+# `mx.nd` / `mx.sym` namespaces or a Symbol (so no graph or JSON of jbind names an op MXNet lacks)
+PRIVATE: dict[str, type["Op"]] = {}
 
 
 class Op:
@@ -354,15 +357,16 @@ def _is_op_dataclass(cls) -> bool:
     return any(c in _PENDING or "__dataclass_fields__" in c.__dict__ for c in cls.__mro__)
 
 
-def register(cls=None, *, aliases: Sequence[str] = ()):
-    """Register an op class under its class name (or `name`) and MXNet aliases."""
+def register(cls=None, *, aliases: Sequence[str] = (), private: bool = False):
+    """Register an op class under its class name (or `name`) and MXNet aliases; `private`:
+    one of jbind's own ops (PRIVATE above)."""
     def wrap(c):
         c = c if _is_op_dataclass(c) else frozen(c)
         if "name" not in c.__dict__:
             c.name = c.__name__
-        if c.name in REGISTRY:
+        if c.name in REGISTRY or c.name in PRIVATE:
             raise ValueError(f"op {c.name} registered twice")
-        REGISTRY[c.name] = c
+        (PRIVATE if private else REGISTRY)[c.name] = c
         for a in aliases:
             ALIASES[a] = c.name
         return c
@@ -414,8 +418,9 @@ def split_positional(cls, args, is_input, params: dict) -> list:
     return list(args[:n])
 
 
-def get_op(name: str) -> type[Op]:
-    cls = REGISTRY.get(name) or REGISTRY.get(ALIASES.get(name, ""))
+def get_op(name: str, private: bool = False) -> type[Op]:
+    """The op class of an MXNet op name or alias (or, with `private`, of one of jbind's own)."""
+    cls = REGISTRY.get(name) or REGISTRY.get(ALIASES.get(name, "")) or (PRIVATE.get(name) if private else None)
     if cls is None:
         raise MXNetError(f"unknown operator {name!r}")
     return cls

@@ -201,10 +201,11 @@ class one_hot(Op):
         return [jnp.where(hit, jnp.asarray(self.on_value, dt), jnp.asarray(self.off_value, dt))], aux
 
 
-@register
+@register(private=True)
 class _pick_log_softmax(pick):
     """`pick(log_softmax(data, axis), index, axis, keepdims)` (mode clip) as one op: each
-    row's log-probability of its class, for Gluon's SoftmaxCrossEntropyLoss on NDArrays.
+    row's log-probability of its class, for Gluon's SoftmaxCrossEntropyLoss on NDArrays
+    (jbind's own op, not MXNet's: `imperative.invoke` only, never in a graph).
 
     The two ops recorded one by one keep the (rows x classes) log_softmax for the backward
     and build the gradient in two passes (scatter, then log_softmax's). This op keeps only

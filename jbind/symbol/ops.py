@@ -29,9 +29,10 @@ def _op_for(cls, params: dict):
     return hit
 
 
-def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None) -> Symbol:
-    """Build one op node from positional and keyword inputs and parameters."""
-    cls = get_op(op_name)
+def make(op_name: str, args=(), kwargs=None, *, name=None, attr=None, hint=None, private=False) -> Symbol:
+    """Build one op node from positional and keyword inputs and parameters (`private`: also
+    jbind's own ops, for the eager shape check's throwaway node)."""
+    cls = get_op(op_name, private=private)
     known = _PARAMS.get(cls)
     if known is None:
         known = _PARAMS[cls] = frozenset(cls.param_names())
