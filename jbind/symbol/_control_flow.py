@@ -19,7 +19,11 @@ MARK = "__subgraph_name__"
 
 
 class ControlFlowError(MXNetError, ValueError):
-    """A control-flow body or its inputs do not fit (MXNet raises ValueError or AssertionError)."""
+    """A control-flow body or its inputs do not fit (where MXNet raises ValueError)."""
+
+
+class ControlFlowAssertion(MXNetError, AssertionError):
+    """A control-flow body or its inputs do not fit (where MXNet fails an assertion)."""
 
 
 def flatten(args, what: str):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import attribute
-from ._control_flow import (ControlFlowError, body_vars, check_symbols, cut, flatten, input_name,
+from ._control_flow import (ControlFlowAssertion, ControlFlowError, body_vars, check_symbols, cut, flatten, input_name,
                             make_node, outer_entry, outputs_graph, regroup, unique_name)
 from .symbol import Symbol
 
@@ -30,7 +30,7 @@ def foreach(body, data, init_states, name="foreach"):
         outs, out_fmt = flatten(got[0], "foreach body outputs")
         states, state_fmt = flatten(got[1], "foreach body states")
         if state_fmt != init_fmt:
-            raise ControlFlowError(f"foreach: the body returned states of format {state_fmt} "
+            raise ControlFlowAssertion(f"foreach: the body returned states of format {state_fmt} "
                                    f"({len(states)} Symbols) but init_states has format {init_fmt} "
                                    f"({len(flat_init)} Symbols)")
         graph = outputs_graph(outs, sub_name, tuple(states))
@@ -42,7 +42,7 @@ def foreach(body, data, init_states, name="foreach"):
     for what, ns in (("data", data_names), ("state", state_names)):
         unused = [k for k, n in enumerate(ns) if n not in locs]
         if unused:
-            raise ControlFlowError(f"foreach: the loop body does not use {what} input(s) {unused}; "
+            raise ControlFlowAssertion(f"foreach: the loop body does not use {what} input(s) {unused}; "
                                    f"MXNet's foreach needs every {what} array used in the body")
     remain = [k for k, n in enumerate(names) if n not in data_names and n not in state_names]
     entries = [s._heads[0] for s in flat_data + flat_init] + [outer_entry(sub, names[k], outside) for k in remain]
