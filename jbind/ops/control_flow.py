@@ -100,7 +100,9 @@ class _foreach(SubgraphOp):
             sub_in[loc] = unify(kind, ins[nd + k], outs[nod + k], f"loop state {k} (input and output)")
         for k, loc in enumerate(self.remain_locs):
             sub_in[loc] = ins[nd + ns + k]
-        sub_out = [_slice(kind, o) for o in outs[:nod]] + [sub_in[loc] for loc in self.in_state_locs]
+        # the states' outputs are left to the body, so that a body that changes a state's
+        # shape is named below rather than deep inside the subgraph
+        sub_out = [_slice(kind, o) for o in outs[:nod]] + [None] * ns
         si, so = infer_sub(self.subgraphs[0], kind, sub_in, sub_out)
         states = [unify(kind, si[loc], so[nod + k], f"loop state {k}: the body takes one {kind} and returns another")
                   for k, loc in enumerate(self.in_state_locs)]
@@ -180,7 +182,7 @@ class _while_loop(SubgraphOp):
         for k, p in enumerate(self._var_pos()):
             new_ins[p] = unify(kind, new_ins[p], outs[nod + k], f"loop variable {k} (input and output)")
         f_in = [new_ins[p] for p in self.func_input_locs]
-        f_out = [_slice(kind, o) for o in outs[:nod]] + [new_ins[p] for p in self._var_pos()]
+        f_out = [_slice(kind, o) for o in outs[:nod]] + [None] * len(self.func_var_locs)
         fi, fo = infer_sub(func, kind, f_in, f_out)
         for k, loc in enumerate(self.func_var_locs):
             fi[loc] = unify(kind, fi[loc], fo[nod + k], f"loop variable {k}: the body takes one {kind} and returns another")
