@@ -37,6 +37,7 @@ class SubgraphOp(Op):
                              f"({', '.join(self.subgraph_names)}), got {len(subs)}")
         op = copy.copy(self)
         op.__dict__.pop("_jbind_key", None)
+        op.__dict__.pop("_random", None)
         object.__setattr__(op, "_subgraphs", subs)
         op.check_subgraphs()
         return op
@@ -70,10 +71,14 @@ class SubgraphOp(Op):
 
     @property
     def random(self) -> bool:
-        """Whether any node of a subgraph draws random numbers."""
-        from ..symbol._node import topo_order
-        subs = self.__dict__.get("_subgraphs") or ()
-        return any(n.op is not None and n.op.random for s in subs for n in topo_order(s._heads))
+        """Whether any node of a subgraph draws random numbers (found once per op)."""
+        got = self.__dict__.get("_random")
+        if got is None:
+            from ..symbol._node import topo_order
+            subs = self.__dict__.get("_subgraphs") or ()
+            got = any(n.op is not None and n.op.random for s in subs for n in topo_order(s._heads))
+            object.__setattr__(self, "_random", got)
+        return got
 
     def outputs(self):
         return tuple(f"output{i}" for i in range(self.num_outputs))

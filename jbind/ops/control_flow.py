@@ -2,11 +2,10 @@
 
 Each carries its subgraphs (ops/_subgraph.py); its inputs are the arrays the subgraphs
 read, and `*_locs` parameters say which subgraph input each one feeds, as MXNet's
-`control_flow.cc` does. `_foreach` lowers to `lax.scan`; `_while_loop` to a `lax.scan`
-of `max_iterations` steps whose body runs the loop body under `lax.cond` while the
-condition holds (reverse-mode differentiable, unlike `lax.while_loop`), its step outputs
-padded with zeros to `max_iterations` rows (MXNet leaves the padding unwritten); `_cond`
-to `lax.cond`.
+`control_flow.cc` does. `_foreach` lowers to `lax.scan`; `_while_loop` to `lax.while_loop`
+where it is only run forward and to a masked `lax.scan` where it is differentiated
+(ops/_while_lower.py), its step outputs padded with zeros to `max_iterations` rows (MXNet
+leaves the padding unwritten); `_cond` to `lax.cond`.
 """
 from __future__ import annotations
 
@@ -17,8 +16,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from ..base import MXNetError
+from . import _while_lower
 from ._base import register
 from ._subgraph import SubgraphOp, infer_sub, run_sub, unify
+from ._while_lower import predicate as _pred
 
 
 def _slice(kind, v):
@@ -37,12 +38,6 @@ def _stack(kind, n, v):
 def _check_pred(kind, v, what):
     if kind == "shape" and v is not None and all(v) and math.prod(v) != 1:
         raise ValueError(f"{what} must be a scalar (one element), got shape {tuple(v)}")
-
-
-def _pred(p, what):
-    if p.size != 1:
-        raise MXNetError(f"{what} must be a scalar (one element), got shape {tuple(p.shape)}")
-    return jnp.reshape(p, ()) != 0
 
 
 def _both(rule):
@@ -198,32 +193,7 @@ class _while_loop(SubgraphOp):
     infer_shape, infer_type = _both(_rule)
 
     def lower(self, ins, aux, is_train, key):
-        cond, func = self.subgraphs
-        nod, var_pos = self.num_out_data, self._var_pos()
-
-        def inputs(locs, vars_):
-            cur = list(ins)
-            for p, v in zip(var_pos, vars_):
-                cur[p] = v
-            return [cur[p] for p in locs]
-
-        def body(vars_, k):
-            outs = run_sub(func, inputs(self.func_input_locs, vars_), k, is_train)
-            return tuple(outs[:nod]), tuple(o.astype(v.dtype) for o, v in zip(outs[nod:], vars_))
-
-        def step(carry, i):
-            alive, vars_ = carry
-            k = None if key is None else jax.random.fold_in(key, i)
-            go = alive & _pred(run_sub(cond, inputs(self.cond_input_locs, vars_), k, is_train)[0],
-                               "_while_loop: the loop condition")
-            shapes = jax.eval_shape(lambda v: body(v, k), vars_)[0]
-            ys, new = lax.cond(go, lambda v: body(v, k),
-                               lambda v: (tuple(jnp.zeros(s.shape, s.dtype) for s in shapes), v), vars_)
-            return (go, new), ys
-
-        init = (jnp.asarray(True), tuple(ins[p] for p in var_pos))
-        (_, final), ys = lax.scan(step, init, jnp.arange(self.max_iterations, dtype=jnp.uint32))
-        return list(ys) + list(final), aux
+        return _while_lower.lower(self, ins, is_train, key), aux
 
 
 @register
