@@ -159,3 +159,23 @@ def test_hostile_json_locs_are_refused():
     raises_naming(lambda: S.load_json(text), "_foreach", "in_state_locs")
     text = outs.tojson().replace('"subgraphs"', '"ignored"')
     raises_naming(lambda: S.load_json(text), "needs 1 subgraph")
+
+
+def _nested_loops(depth):
+    """MXNet JSON of `depth` foreach loops, each the body of the one outside it."""
+    if depth == 0:
+        nodes = [{"op": "null", "name": "x-0", "inputs": []}, {"op": "_copy", "name": "c", "inputs": [[0, 0, 0]]}]
+    else:
+        attrs = {"num_args": "2", "num_outputs": "1", "num_out_data": "1", "in_state_locs": "[]",
+                 "in_data_locs": "[0]", "remain_locs": "[]"}
+        nodes = [{"op": "null", "name": "x-0", "inputs": []},
+                 {"op": "_foreach", "name": "f", "attrs": attrs, "inputs": [[0, 0, 0]],
+                  "subgraphs": [_nested_loops(depth - 1)]}]
+    return {"nodes": nodes, "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]]}
+
+
+def test_subgraphs_nested_too_deep_are_refused():
+    import json
+    ok = S.load_json(json.dumps(_nested_loops(5)))
+    np.testing.assert_array_equal(ok.eval(**{"x-0": mx.nd.ones((2, 2, 2, 2, 2, 3))})[0].asnumpy(), 1)
+    raises_naming(lambda: S.load_json(json.dumps(_nested_loops(70))), "nested more than 64")

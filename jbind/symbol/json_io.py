@@ -255,7 +255,7 @@ def _hidden_keys(attrs: dict, is_variable: bool) -> tuple[dict, dict]:
     return out, moved
 
 
-def _with_subgraphs(op, nd: dict, where: str, i: int, version: int):
+def _with_subgraphs(op, nd: dict, where: str, i: int, version: int, depth: int):
     """The op of node `nd` with the subgraphs its JSON lists (MXNet's "subgraphs" key)."""
     subs = nd.get("subgraphs")
     wants = getattr(op, "subgraph_names", ())
@@ -264,7 +264,10 @@ def _with_subgraphs(op, nd: dict, where: str, i: int, version: int):
     if not isinstance(subs, list) or len(subs) != len(wants):
         _node_error(where, i, nd, f"needs {len(wants)} subgraph(s) under 'subgraphs', got "
                                   f"{len(subs) if isinstance(subs, list) else repr(subs)}")
-    built = [_build(s, f"{where}: node {i} ({nd['name']!r}) subgraph {k}", version) for k, s in enumerate(subs)]
+    if depth >= MAX_SUBGRAPH_DEPTH:
+        _node_error(where, i, nd, f"subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep")
+    built = [_build(s, f"{where}: node {i} ({nd['name']!r}) subgraph {k}", version, depth + 1)
+             for k, s in enumerate(subs)]
     try:
         return op.with_subgraphs(built)
     except MXNetError as e:
@@ -275,7 +278,10 @@ def _node_error(where: str, i: int, nd: dict, msg: str):
     raise MXNetError(f"{where}: node {i} ({nd['name']!r}, op {nd['op']!r}): {msg}")
 
 
-def _build(doc, where: str, version=None) -> Symbol:
+MAX_SUBGRAPH_DEPTH = 64  # subgraphs inside subgraphs, as a file may nest them: bounded before recursing
+
+
+def _build(doc, where: str, version=None, depth: int = 0) -> Symbol:
     if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list) or "heads" not in doc:
         raise MXNetError(f"{where}: not an MXNet symbol JSON (needs 'nodes' and 'heads')")
     if version is None:
@@ -328,7 +334,7 @@ def _build(doc, where: str, version=None) -> Symbol:
                 op = ops[op_key] = cls.from_attrs(cls.params_in(attrs))
             except MXNetError as e:
                 _node_error(where, i, nd, str(e))
-        op = _with_subgraphs(op, nd, where, i, version)
+        op = _with_subgraphs(op, nd, where, i, version, depth)
         slots = op.arguments() + op.aux_names
         if version < 900:  # MXNet 0.8 did not store aux states (nor always the weights)
             for a in slots[len(inputs):]:
