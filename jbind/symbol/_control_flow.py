@@ -92,11 +92,14 @@ def outputs_graph(outputs: list, name: str, states: tuple = ()) -> Symbol:
 
 
 def cut(graph: Symbol, name: str):
-    """-> (the subgraph, {variable name: the outside entry it stands for})."""
-    memo, cuts, outside = {}, {}, {}
+    """-> (the subgraph, {input name: the outside entry feeding it}): a cut edge's source,
+    or, for a variable made inside the body, the variable itself."""
+    memo, cuts, feeds = {}, {}, {}
     for node in topo_order(graph._heads):
         if not _inside(node, name):
             continue
+        if node.op is None:
+            feeds[node.name] = (node, 0)
         ins = []
         for c, i in node.inputs:
             if _inside(c, name):
@@ -105,22 +108,11 @@ def cut(graph: Symbol, name: str):
             got = cuts.get((id(c), i))
             if got is None:
                 got = cuts[(id(c), i)] = Node(None, c.output_name(i), {}, ())
-                outside[got.name] = (c, i)
+                feeds[got.name] = (c, i)
             ins.append((got, 0))
         same = all(a[0] is b[0] and a[1] == b[1] for a, b in zip(ins, node.inputs))
         memo[id(node)] = node if same else Node(node.op, node.name, node.attrs, tuple(ins))
-    return Symbol([(memo[id(n)], i) for n, i in graph._heads]), outside
-
-
-def outer_entry(sub: Symbol, input_name_: str, outside: dict):
-    """The outside entry feeding one subgraph input that is neither data nor state: a cut
-    edge's source, or the variable itself (one made inside the body)."""
-    if input_name_ in outside:
-        return outside[input_name_]
-    for n in topo_order(sub._heads):
-        if n.op is None and n.name == input_name_:
-            return (n, 0)
-    raise MXNetError(f"subgraph input {input_name_!r} not found")  # pragma: no cover
+    return Symbol([(memo[id(n)], i) for n, i in graph._heads]), feeds
 
 
 def _locs(locs) -> str:

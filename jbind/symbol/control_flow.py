@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import attribute
 from ._control_flow import (ControlFlowAssertion, ControlFlowError, body_vars, check_symbols, cut, flatten, input_name,
-                            make_node, outer_entry, outputs_graph, regroup, unique_name)
+                            make_node, outputs_graph, regroup, unique_name)
 from .symbol import Symbol
 
 
@@ -31,10 +31,10 @@ def foreach(body, data, init_states, name="foreach"):
         states, state_fmt = flatten(got[1], "foreach body states")
         if state_fmt != init_fmt:
             raise ControlFlowAssertion(f"foreach: the body returned states of format {state_fmt} "
-                                   f"({len(states)} Symbols) but init_states has format {init_fmt} "
-                                   f"({len(flat_init)} Symbols)")
+                                       f"({len(states)} Symbols) but init_states has format {init_fmt} "
+                                       f"({len(flat_init)} Symbols)")
         graph = outputs_graph(outs, sub_name, tuple(states))
-    sub, outside = cut(graph, sub_name)
+    sub, feeds = cut(graph, sub_name)
     names = sub.list_inputs()
     locs = {n: k for k, n in enumerate(names)}
     data_names = [input_name(s) for s in flat_data]
@@ -43,9 +43,9 @@ def foreach(body, data, init_states, name="foreach"):
         unused = [k for k, n in enumerate(ns) if n not in locs]
         if unused:
             raise ControlFlowAssertion(f"foreach: the loop body does not use {what} input(s) {unused}; "
-                                   f"MXNet's foreach needs every {what} array used in the body")
+                                       f"MXNet's foreach needs every {what} array used in the body")
     remain = [k for k, n in enumerate(names) if n not in data_names and n not in state_names]
-    entries = [s._heads[0] for s in flat_data + flat_init] + [outer_entry(sub, names[k], outside) for k in remain]
+    entries = [s._heads[0] for s in flat_data + flat_init] + [feeds[names[k]] for k in remain]
     ret = make_node("_foreach", [sub], entries, {
         "num_args": len(entries) + 1, "num_outputs": len(outs) + len(states), "num_out_data": len(outs),
         "in_state_locs": [locs[n] for n in state_names], "in_data_locs": [locs[n] for n in data_names],
@@ -60,14 +60,14 @@ def _union(graphs, shared):
     the entries taken so far reuses that entry's position; an entry taken is filed under
     the key `shared` gives for it (None: not shared)."""
     entries, where, per_graph = [], {}, []
-    for sub, outside in graphs:
+    for sub, feeds in graphs:
         locs = []
         for n in sub.list_inputs():
             k = shared.lookup(n)
             if k is not None and k in where:
                 locs.append(where[k])
                 continue
-            e = shared.entry(n) or outer_entry(sub, n, outside)
+            e = shared.entry(n) or feeds[n]
             k = shared.key(n, e)
             if k is not None:
                 where[k] = len(entries)
