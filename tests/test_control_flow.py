@@ -179,3 +179,10 @@ def test_subgraphs_nested_too_deep_are_refused():
     ok = S.load_json(json.dumps(_nested_loops(5)))
     np.testing.assert_array_equal(ok.eval(**{"x-0": mx.nd.ones((2, 2, 2, 2, 2, 3))})[0].asnumpy(), 1)
     raises_naming(lambda: S.load_json(json.dumps(_nested_loops(70))), "nested more than 64")
+
+
+def test_subgraphs_on_an_op_without_them_are_refused():
+    import json
+    doc = json.loads((V("a") * 2).tojson())
+    doc["nodes"][1]["subgraphs"] = [json.loads(V("b").tojson())]
+    raises_naming(lambda: S.load_json(json.dumps(doc)), "_mul_scalar", "takes none")

@@ -259,7 +259,9 @@ def _with_subgraphs(op, nd: dict, where: str, i: int, version: int, depth: int):
     """The op of node `nd` with the subgraphs its JSON lists (MXNet's "subgraphs" key)."""
     subs = nd.get("subgraphs")
     wants = getattr(op, "subgraph_names", ())
-    if subs is None and not wants:
+    if not wants:
+        if subs:
+            _node_error(where, i, nd, "has 'subgraphs', but the op takes none")
         return op
     if not isinstance(subs, list) or len(subs) != len(wants):
         _node_error(where, i, nd, f"needs {len(wants)} subgraph(s) under 'subgraphs', got "
