@@ -186,3 +186,13 @@ def test_subgraphs_on_an_op_without_them_are_refused():
     doc = json.loads((V("a") * 2).tojson())
     doc["nodes"][1]["subgraphs"] = [json.loads(V("b").tojson())]
     raises_naming(lambda: S.load_json(json.dumps(doc)), "_mul_scalar", "takes none")
+
+
+def test_fingerprint_is_the_same_in_every_process():
+    import subprocess
+    import sys
+    code = ("import jbind as mx; s = mx.sym.contrib.foreach(lambda x, st: (x * 2, st), mx.sym.var('d'), "
+            "[mx.sym.var('s')])[0]; print(s.fingerprint)")
+    got = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(got) == 1

@@ -64,8 +64,8 @@ class SubgraphOp(Op):
 
     def hash_key(self) -> int:
         k = self.__dict__.get("_jbind_key")
-        if k is None:
-            k = hash((Op.hash_key(self), self._sub_keys()))
+        if k is None:  # ints only: the same in every process (a str's hash is not)
+            k = hash((Op.hash_key(self), tuple(int(fp, 16) for fp in self._sub_keys())))
             object.__setattr__(self, "_jbind_key", k)
         return k
 
