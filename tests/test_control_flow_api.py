@@ -102,3 +102,16 @@ def test_dynamic_unroll_matches_the_cells_unroll():
     np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
     for a, b in zip(got_states, want_states):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_exported_block_with_control_flow_imports_as_a_symbol_block(tmp_path):
+    x, h = mx.nd.array(RNG.uniform(-1, 1, (5, 2, 3))), mx.nd.array(RNG.uniform(-1, 1, (2, 3)))
+    net = _Loop(prefix="loop_")
+    net.initialize()
+    net.hybridize()
+    want = [o.asnumpy() for o in net(x, h)]
+    net.export(str(tmp_path / "loop"))
+    back = mx.gluon.SymbolBlock.imports(str(tmp_path / "loop-symbol.json"), ["data0", "data1"],
+                                        str(tmp_path / "loop-0000.params"))
+    for a, b in zip(back(x, h), want):
+        np.testing.assert_allclose(a.asnumpy(), b, rtol=1e-6)
