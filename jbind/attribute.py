@@ -1,6 +1,7 @@
 """Attribute scopes, as MXNet's `mx.AttrScope`."""
 from __future__ import annotations
 
+import collections
 import threading
 import warnings
 
@@ -37,6 +38,9 @@ class _AttrScopeType(type):
 
 class AttrScope(metaclass=_AttrScopeType):
     """Attaches string attributes to every symbol created inside its `with` block."""
+
+    # How many control-flow subgraphs of each name were made (MXNet's counter: foreach0, ...).
+    _subgraph_names = collections.defaultdict(int)
 
     def __init__(self, **kwargs):
         for v in kwargs.values():

@@ -782,3 +782,14 @@ def test_second_derivative_of_arcsinh_has_the_true_sign():
     v = x.asnumpy()
     np.testing.assert_allclose(first.asnumpy(), 1 / np.sqrt(v * v + 1), rtol=1e-6)
     np.testing.assert_allclose(x.grad.asnumpy(), -v / (v * v + 1) ** 1.5, rtol=1e-5)
+
+
+def test_while_loop_pads_its_step_outputs_with_zeros():
+    """while_loop's output rows past the last step are zeros; MXNet leaves them unwritten."""
+    i = mx.sym.var("i")
+    outs, _ = mx.sym.contrib.while_loop(lambda i: i < 2, lambda i: ([i * 3], [i + 1]), [i], max_iterations=4)
+    got = outs[0].eval(i=mx.nd.zeros((1,)))[0].asnumpy()
+    np.testing.assert_array_equal(got, [[0.0], [3.0], [0.0], [0.0]])
+    nd_outs, _ = mx.nd.contrib.while_loop(lambda i: i < 2, lambda i: ([i * 3], [i + 1]), [mx.nd.zeros((1,))],
+                                          max_iterations=4)
+    np.testing.assert_array_equal(nd_outs[0].asnumpy(), got)

@@ -19,6 +19,9 @@ from ._ufunc import concatenate, eye, from_numpy, histogram, linspace, moveaxis,
 globals().update(_ufunc.FUNCTIONS)  # add, subtract, ..., maximum, power, equal, logical_and, ...
 for _name in ("isinf", "isnan", "isfinite", "boolean_mask"):  # Python functions of MXNet's mx.nd.contrib
     setattr(contrib, _name, getattr(_ufunc, _name))  # noqa: F821 (installed above)
+from . import _control_flow  # noqa: E402
+for _name in ("foreach", "while_loop", "cond"):
+    setattr(contrib, _name, getattr(_control_flow, _name))  # noqa: F821 (installed above)
 
 __all__ = ["CSRNDArray", "CachedOp", "NDArray", "RowSparseNDArray", "arange", "array", "cast_storage", "concat", "empty", "full",
            "load", "load_frombuffer", "ones", "save", "sparse", "waitall", "zeros"]

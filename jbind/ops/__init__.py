@@ -7,7 +7,7 @@ for _m in ("elemwise", "broadcast", "reduce", "shape", "join", "indexing", "norm
            "normalize", "spatial", "layout", "amp", "sorting", "gather", "linalg", "linalg_more", "ctc", "sampling",
            "custom", "optimizer_ops", "khatri_rao", "conv_more", "sampler", "roi", "resize", "attention", "detection", "legacy",
            "creation", "misc", "box_coder", "quantize", "image", "sampling_unique", "psroi",
-           "proposal", "deformable"):
+           "proposal", "deformable", "control_flow"):
     try:
         __import__(f"{__name__}.{_m}")
     except ModuleNotFoundError as _e:

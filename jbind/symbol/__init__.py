@@ -14,6 +14,9 @@ globals().update(_namespaces.install(  # mx.sym.contrib, .linalg, .random (MXNet
 from .creation import arange, eye, full, linspace, ones, zeros  # noqa: E402  (MXNet's Python signatures)
 from ._ufunc import histogram, hypot, maximum, minimum, pow, power  # noqa: E402,A004
 from . import sparse  # noqa: E402  (MXNet's sparse namespace: every operator, dense storage)
+from . import control_flow as _control_flow  # noqa: E402
+for _name in ("foreach", "while_loop", "cond"):  # MXNet's Python functions of mx.sym.contrib
+    setattr(contrib, _name, getattr(_control_flow, _name))  # noqa: F821 (installed above)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
 

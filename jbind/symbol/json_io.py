@@ -43,7 +43,13 @@ def to_json(sym: Symbol, remove_amp_cast: bool = True) -> str:
 
 
 def _to_json(sym: Symbol, remove_amp_cast: bool) -> str:
-    heads = sym._heads
+    doc = _graph_doc(sym._heads, remove_amp_cast)
+    return _Writer().graph(doc["nodes"], doc["arg_nodes"], doc["node_row_ptr"], doc["heads"])
+
+
+def _graph_doc(heads, remove_amp_cast: bool) -> dict:
+    """One graph as MXNet's JSON object (without the graph attributes); a node whose op
+    carries subgraphs (`_foreach`) lists them under "subgraphs", as MXNet does."""
     nodes = topo_order(heads)
     if remove_amp_cast and any(n.op is not None and n.op.name in _AMP_CASTS for n in nodes):
         heads = without_amp_casts(heads)
@@ -56,12 +62,14 @@ def _to_json(sym: Symbol, remove_amp_cast: bool) -> str:
         if n.attrs:
             entry["attrs"] = dict(n.attrs)
         entry["inputs"] = [[index[id(c)], k, v] for (c, k), v in zip(n.inputs, versions.get(id(n), ()))]
+        if n.op is not None and getattr(n.op, "subgraph_names", ()):
+            entry["subgraphs"] = [_graph_doc(s._heads, remove_amp_cast) for s in n.op.subgraphs]
         out.append(entry)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + (1 if n.op is None else n.op.total_outputs()))
-    heads = [[index[id(n)], k, 0] for n, k in heads]
-    return _Writer().graph(out, arg_nodes, row_ptr, heads)
+    return {"nodes": out, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+            "heads": [[index[id(n)], k, 0] for n, k in heads]}
 
 
 class _Writer:
@@ -131,10 +139,11 @@ def _quote(v: str) -> str:
     return '"' + v.translate(_ESCAPES) + '"'
 
 
-def _nodes_text(nodes) -> str:
-    """The "nodes" array as `_Writer` lays it out at depth 1, written directly: one pass of
-    string joins instead of a closure per value (a 100,000-node graph saves in a second)."""
-    i3, i4 = "\n      ", "\n        "  # inside a node; inside its attrs or inputs
+def _nodes_text(nodes, ind: str = "") -> str:
+    """The "nodes" array as `_Writer` lays it out at depth 1 (`ind` more for a subgraph),
+    written directly: one pass of string joins instead of a closure per value (a
+    100,000-node graph saves in a second)."""
+    i3, i4 = "\n      " + ind, "\n        " + ind  # inside a node; inside its attrs or inputs
     out = []
     for n in nodes:
         items = [f'{i3}"op": {_quote(n["op"])}', f'{i3}"name": {_quote(n["name"])}']
@@ -149,8 +158,27 @@ def _nodes_text(nodes) -> str:
         else:
             text = "[" + ", ".join(edges) + "]"
         items.append(f'{i3}"inputs": {text}')
-        out.append("{" + ", ".join(items) + "\n    }")
-    return "[" + ", ".join("\n    " + x for x in out) + "\n  ]" if out else "[]"
+        if "subgraphs" in n:
+            subs = [i4 + _subgraph_text(d, ind + "        ") for d in n["subgraphs"]]
+            items.append(f'{i3}"subgraphs": [' + ", ".join(subs) + i3 + "]")
+        out.append("{" + ", ".join(items) + "\n    " + ind + "}")
+    return "[" + ", ".join("\n    " + ind + x for x in out) + "\n  " + ind + "]" if out else "[]"
+
+
+def _subgraph_text(doc: dict, ind: str) -> str:
+    """A subgraph object at indent `ind`, laid out as MXNet lays it out (no graph attributes)."""
+    k = "\n  " + ind
+
+    def arr(items):
+        if len(items) > 10:
+            return "[" + ", ".join(k + "  " + x for x in items) + k + "]"
+        return "[" + ", ".join(items) + "]"
+
+    parts = [f'"nodes": {_nodes_text(doc["nodes"], ind)}',
+             f'"arg_nodes": {arr([str(x) for x in doc["arg_nodes"]])}',
+             f'"node_row_ptr": {arr([str(x) for x in doc["node_row_ptr"]])}',
+             '"heads": ' + arr(["[" + ", ".join(map(str, h)) + "]" for h in doc["heads"]])]
+    return "{" + ", ".join(k + p for p in parts) + "\n" + ind + "}"
 
 
 _ESCAPES = str.maketrans({"\r": "\\r", "\n": "\\n", "\\": "\\\\", "\t": "\\t", '"': '\\"'})
@@ -227,14 +255,39 @@ def _hidden_keys(attrs: dict, is_variable: bool) -> tuple[dict, dict]:
     return out, moved
 
 
+def _with_subgraphs(op, nd: dict, where: str, i: int, version: int, depth: int):
+    """The op of node `nd` with the subgraphs its JSON lists (MXNet's "subgraphs" key)."""
+    subs = nd.get("subgraphs")
+    wants = getattr(op, "subgraph_names", ())
+    if not wants:
+        if subs:
+            _node_error(where, i, nd, "has 'subgraphs', but the op takes none")
+        return op
+    if not isinstance(subs, list) or len(subs) != len(wants):
+        _node_error(where, i, nd, f"needs {len(wants)} subgraph(s) under 'subgraphs', got "
+                                  f"{len(subs) if isinstance(subs, list) else repr(subs)}")
+    if depth >= MAX_SUBGRAPH_DEPTH:
+        _node_error(where, i, nd, f"subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep")
+    built = [_build(s, f"{where}: node {i} ({nd['name']!r}) subgraph {k}", version, depth + 1)
+             for k, s in enumerate(subs)]
+    try:
+        return op.with_subgraphs(built)
+    except MXNetError as e:
+        _node_error(where, i, nd, str(e))
+
+
 def _node_error(where: str, i: int, nd: dict, msg: str):
     raise MXNetError(f"{where}: node {i} ({nd['name']!r}, op {nd['op']!r}): {msg}")
 
 
-def _build(doc, where: str) -> Symbol:
+MAX_SUBGRAPH_DEPTH = 64  # subgraphs inside subgraphs, as a file may nest them: bounded before recursing
+
+
+def _build(doc, where: str, version=None, depth: int = 0) -> Symbol:
     if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list) or "heads" not in doc:
         raise MXNetError(f"{where}: not an MXNet symbol JSON (needs 'nodes' and 'heads')")
-    version = _version(doc, where)
+    if version is None:
+        version = _version(doc, where)
     built: list[Node] = []
     ops: dict = {}
     for i, nd in enumerate(doc["nodes"]):
@@ -283,6 +336,7 @@ def _build(doc, where: str) -> Symbol:
                 op = ops[op_key] = cls.from_attrs(cls.params_in(attrs))
             except MXNetError as e:
                 _node_error(where, i, nd, str(e))
+        op = _with_subgraphs(op, nd, where, i, version, depth)
         slots = op.arguments() + op.aux_names
         if version < 900:  # MXNet 0.8 did not store aux states (nor always the weights)
             for a in slots[len(inputs):]:

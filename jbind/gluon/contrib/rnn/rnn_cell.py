@@ -127,3 +127,43 @@ class LSTMPCell(HybridRecurrentCell):
         next_r = F.FullyConnected(data=hidden, weight=h2r_weight, num_hidden=self._projection_size, no_bias=True,
                                   name=p + "out")
         return next_r, [next_r, next_c]
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC", valid_length=None):
+    """Run `cell` over the time axis of `inputs` with `F.contrib.foreach` (one loop in the
+    graph rather than one copy of the cell per step), as MXNet 1.9.1's.
+
+    `inputs` is (length, batch, ...) for layout 'TNC' or (batch, length, ...) for 'NTC';
+    `valid_length` (batch,), if given, keeps each sequence's state from its last valid
+    step and zeroes the outputs past it. Returns (outputs in `layout`, final states).
+    """
+    inputs, axis, F, _ = format_sequence(0, inputs, layout, True)
+    axes = None
+    if axis != 0:  # foreach walks axis 0
+        axes = list(range(len(layout)))
+        axes[0], axes[axis] = axes[axis], axes[0]
+        inputs = F.transpose(inputs, axes=axes)
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(axis,))
+    states = begin_state
+    if valid_length is None:
+        def step(x, states):
+            return cell(x, states)
+    else:
+        states = list(states) + [F.zeros((1,))]  # the step number rides along as a last state
+
+        def step(x, states):
+            *cell_states, t = states
+            out, new = cell(x, cell_states)
+            alive = F.broadcast_greater(valid_length, t)
+            new = [F.where(alive, n, s) for n, s in zip(new, cell_states)]
+            return out, new + [t + 1]
+    outputs, states = F.contrib.foreach(step, inputs, states)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(axis,))
+    if axes is not None:
+        outputs = F.transpose(outputs, axes=axes)
+    if valid_length is None:
+        return outputs, states
+    outputs = F.SequenceMask(outputs, sequence_length=valid_length, use_sequence_length=True, axis=axis)
+    return outputs, states[:-1]
