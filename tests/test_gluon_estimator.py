@@ -275,3 +275,17 @@ def test_logger_writes_to_stdout_of_construction(capsys):
     assert re.fullmatch(r"Train finished using total \d+s with 1 epochs\. training accuracy: .*", out[4])
     est.evaluate(_data())
     assert capsys.readouterr().out.splitlines()[0] == "Validation Begin"
+
+
+def test_star_imports_give_mxnets_names():
+    scope = {}
+    exec("from jbind.gluon.contrib.estimator import *", scope)
+    handlers = {"TrainBegin", "TrainEnd", "EpochBegin", "EpochEnd", "BatchBegin", "BatchEnd", "StoppingHandler",
+                "MetricHandler", "ValidationHandler", "LoggingHandler", "CheckpointHandler", "EarlyStoppingHandler",
+                "GradientUpdateHandler"}
+    assert set(scope) - {"__builtins__"} == handlers | {"Estimator", "BatchProcessor", "estimator", "event_handler",
+                                                        "batch_processor", "utils"}
+    scope = {}
+    exec("from jbind.gluon.contrib.estimator.event_handler import *", scope)
+    assert set(scope) - {"__builtins__"} == handlers
+    assert mx.gluon.contrib.estimator.Estimator is Estimator
