@@ -232,6 +232,27 @@ def test_resume_from_checkpoint(tmp_path):
                                             "model-symbol.json"]
 
 
+def test_a_save_cut_short_leaves_no_params_to_resume_from(tmp_path):
+    est = _est()
+    est.fit(_data(), epochs=1, event_handlers=[CheckpointHandler(str(tmp_path))])
+    saved = est.net[0].weight.data().asnumpy()
+
+    def killed(fname):
+        raise KeyboardInterrupt
+
+    est.trainer.save_states = killed
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(_data(), epochs=3, event_handlers=[CheckpointHandler(str(tmp_path), resume_from_checkpoint=True)])
+    assert sorted(os.listdir(tmp_path)) == ["model-epoch0batch3.params", "model-epoch0batch3.states",
+                                            "model-symbol.json"]   # nothing of epoch 1, no temp file
+    fresh = _est()
+    h = CheckpointHandler(str(tmp_path), resume_from_checkpoint=True)
+    fresh.max_epoch, fresh.max_batch = 3, None
+    h.train_begin(fresh)
+    assert (h.trained_epoch, h.trained_batch) == (0, 3)
+    np.testing.assert_array_equal(fresh.net[0].weight.data().asnumpy(), saved)
+
+
 def test_resume_by_batches(tmp_path, capsys):
     est = _est()
     h = CheckpointHandler(str(tmp_path), epoch_period=None, batch_period=2, resume_from_checkpoint=True)

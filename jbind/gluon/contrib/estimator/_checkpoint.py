@@ -4,7 +4,9 @@ model by a monitored metric, and resuming from the newest checkpoint.
 Files, in `model_dir`: '<prefix>-symbol.json' (a hybridized net's graph, after the first
 batch), '<prefix>-epoch<E>batch<B>.params' / '.states' and '<prefix>-best.params' /
 '.states'. Each file is written atomically (a temp file in the same folder, then
-`os.replace`) by `save_parameters`, `Trainer.save_states` and `Symbol.save`.
+`os.replace`) by `save_parameters`, `Trainer.save_states` and `Symbol.save`; the '.states'
+before the '.params', which resuming looks for, so a save cut short leaves no '.params'
+without its '.states' (removal goes the other way round).
 """
 from __future__ import annotations
 
@@ -126,8 +128,8 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
 
     def _save_params_and_trainer(self, estimator, file_prefix):
         path = os.path.join(self.model_dir, file_prefix)
-        estimator.net.save_parameters(path + ".params")
         estimator.trainer.save_states(path + ".states")
+        estimator.net.save_parameters(path + ".params")
         if file_prefix == self.model_prefix + "-best":
             return
         self.saved_checkpoints.append(file_prefix)
