@@ -793,3 +793,29 @@ def test_while_loop_pads_its_step_outputs_with_zeros():
     nd_outs, _ = mx.nd.contrib.while_loop(lambda i: i < 2, lambda i: ([i * 3], [i + 1]), [mx.nd.zeros((1,))],
                                           max_iterations=4)
     np.testing.assert_array_equal(nd_outs[0].asnumpy(), got)
+
+
+def test_estimator_auto_mode_minimizes_a_metric_without_acc_or_f1(tmp_path):
+    """Estimator handlers' mode='auto' picks `less` unless the metric's name holds 'acc' or 'f1' (MXNet: `greater`)."""
+    import warnings
+    from jbind.gluon.contrib.estimator import CheckpointHandler, EarlyStoppingHandler
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert EarlyStoppingHandler(mx.metric.Loss("training l2loss")).monitor_op is np.less
+        assert EarlyStoppingHandler(mx.metric.Accuracy()).monitor_op is np.greater
+        assert CheckpointHandler(str(tmp_path), monitor=mx.metric.MSE(), save_best=True).monitor_op is np.less
+
+
+def test_checkpoint_handler_removes_old_checkpoints_by_exact_name(tmp_path):
+    """CheckpointHandler removes an old checkpoint's .params and .states only (MXNet: every file starting so)."""
+    import types
+    from jbind.gluon.contrib.estimator import CheckpointHandler
+    net = mx.gluon.nn.Dense(1, in_units=1)
+    net.initialize()
+    est = types.SimpleNamespace(net=net, trainer=mx.gluon.Trainer(net.collect_params(), "sgd"))
+    (tmp_path / "m-epoch0batch10.params").write_bytes(b"")
+    h = CheckpointHandler(str(tmp_path), model_prefix="m", max_checkpoints=1)
+    h._save_params_and_trainer(est, "m-epoch0batch1")
+    h._save_params_and_trainer(est, "m-epoch0batch2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m-epoch0batch10.params", "m-epoch0batch2.params",
+                                                          "m-epoch0batch2.states"]

@@ -1,6 +1,6 @@
 """`mx.gluon`: Parameters, Blocks, HybridBlocks (hybridized onto jbind's compile cache),
 SymbolBlock, the layers of `gluon.nn`, `gluon.contrib.nn` and `gluon.rnn`, `Trainer` and
-`gluon.loss`, `gluon.data` and `gluon.model_zoo`.
+`gluon.loss`, `gluon.data`, `gluon.model_zoo` and `gluon.contrib.estimator` (Estimator).
 """
 from . import parameter, utils  # noqa: F401
 from ._parameter_dict import ParameterDict
