@@ -161,14 +161,14 @@ def test_small_pooling_lowers_without_reduce_window():
     of XLA's reduce-window, whose YNNPACK fusion with the two dots took seconds at batch 2."""
     data = mx.sym.Variable("data")
     y = mx.sym.Pooling(data, kernel=(2, 2), stride=(2, 2), pool_type="max")
-    y = mx.sym.FullyConnected(mx.sym.Activation(mx.sym.FullyConnected(y, num_hidden=16), act_type="relu"),
-                              num_hidden=16)
+    y = mx.sym.FullyConnected(mx.sym.Activation(mx.sym.FullyConnected(y, num_hidden=16, name="fc1"),
+                                                act_type="relu"), num_hidden=16, name="fc2")
     exe = y.simple_bind(mx.cpu(), data=(2, 4, 6, 6), grad_req="null")
     x = np.random.default_rng(3).standard_normal((2, 4, 6, 6)).astype(np.float32)
     exe.arg_dict["data"][:] = x
     got = exe.forward()[0].asnumpy()
-    w1, b1 = exe.arg_dict["fullyconnected0_weight"].asnumpy(), exe.arg_dict["fullyconnected0_bias"].asnumpy()
-    w2, b2 = exe.arg_dict["fullyconnected1_weight"].asnumpy(), exe.arg_dict["fullyconnected1_bias"].asnumpy()
+    w1, b1 = exe.arg_dict["fc1_weight"].asnumpy(), exe.arg_dict["fc1_bias"].asnumpy()
+    w2, b2 = exe.arg_dict["fc2_weight"].asnumpy(), exe.arg_dict["fc2_bias"].asnumpy()
     pooled = x.reshape(2, 4, 3, 2, 3, 2).max(axis=(3, 5)).reshape(2, -1)
     np.testing.assert_allclose(got, np.maximum(pooled @ w1.T + b1, 0) @ w2.T + b2, rtol=1e-5, atol=1e-5)
     hlo = jax.jit(lambda v: cf.pool_taps(v, "max", [2, 3], (2, 2), (2, 2), ((0, 0), (0, 0)), (3, 3))) \
