@@ -585,7 +585,7 @@ def test_gluon_optimize_for_is_refused():
 
 
 def test_gluon_download_overwrite_replaces_the_file(tmp_path):
-    """gluon.utils.download(overwrite=True) replaces an existing file (MXNet 1.9.1 downloads, then keeps the old one)."""
+    """gluon.utils.download(overwrite=True) replaces the file (MXNet 1.9.1 downloads, then keeps the old one)."""
     from unittest import mock
     from jbind.gluon import utils
     (tmp_path / "f.bin").write_bytes(b"old")

@@ -27,6 +27,10 @@ class FakeResponse:
 
     def __init__(self, body=BODY, status=200, fail_after=None, seen=None):
         self.status_code, self.body, self.fail_after, self.seen = status, body, fail_after, seen
+        self.closed = False
+
+    def close(self):
+        self.closed = True
 
     def iter_content(self, chunk_size=1):
         for i in range(0, len(self.body), 100):
@@ -42,13 +46,15 @@ def serve(*responses):
 
 
 def test_download_into_a_folder_or_a_file_path(tmp_path):
-    with serve(FakeResponse(), FakeResponse()) as get:
+    responses = [FakeResponse(), FakeResponse()]
+    with serve(*responses) as get:
         assert utils.download(URL, path=str(tmp_path)) == str(tmp_path / "blob.bin")
         assert utils.download(URL, path=str(tmp_path / "sub" / "named.dat")) == str(tmp_path / "sub" / "named.dat")
     assert (tmp_path / "blob.bin").read_bytes() == BODY == (tmp_path / "sub" / "named.dat").read_bytes()
     assert get.call_args.args == (URL,) and get.call_args.kwargs["stream"] is True
     assert get.call_args.kwargs["verify"] is True
     assert sorted(os.listdir(tmp_path)) == ["blob.bin", "sub"]  # no temporary file left
+    assert all(r.closed for r in responses)
 
 
 def test_existing_file_kept_unless_overwrite_or_sha1_differs(tmp_path):

@@ -159,9 +159,14 @@ def _chunks(url: str, verify_ssl: bool):
         requests = None
     if requests is not None:
         r = requests.get(url, stream=True, verify=verify_ssl, timeout=_TIMEOUT_S)
-        if r.status_code != 200:
-            raise RuntimeError(f"Failed downloading url {url}: HTTP status {r.status_code}")
-        yield from (c for c in r.iter_content(chunk_size=_CHUNK) if c)
+        try:
+            if r.status_code != 200:
+                raise RuntimeError(f"Failed downloading url {url}: HTTP status {r.status_code}")
+            yield from (c for c in r.iter_content(chunk_size=_CHUNK) if c)
+        finally:  # a streamed response holds its connection until closed
+            close = getattr(r, "close", None)
+            if close is not None:
+                close()
         return
     import urllib.request
     context = ssl.create_default_context()
