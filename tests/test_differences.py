@@ -584,13 +584,15 @@ def test_gluon_optimize_for_is_refused():
         gluon.nn.Dense(2).optimize_for(mx.nd.ones((1, 2)), backend="MKLDNN")
 
 
-def test_gluon_download_never_reaches_the_network(tmp_path):
-    """gluon.utils.download returns a file already there and is an MXNetError otherwise."""
+def test_gluon_download_overwrite_replaces_the_file(tmp_path):
+    """gluon.utils.download(overwrite=True) replaces the file (MXNet 1.9.1 downloads, then keeps the old one)."""
+    from unittest import mock
     from jbind.gluon import utils
-    (tmp_path / "f.bin").write_bytes(b"x")
-    assert utils.download("http://example.com/f.bin", path=str(tmp_path)) == str(tmp_path / "f.bin")
-    with pytest.raises(mx.MXNetError, match="does not download"):
-        utils.download("http://example.com/g.bin", path=str(tmp_path))
+    (tmp_path / "f.bin").write_bytes(b"old")
+    response = mock.Mock(status_code=200, iter_content=lambda chunk_size: iter([b"new"]))
+    with mock.patch.dict("sys.modules", {"requests": mock.Mock(get=mock.Mock(return_value=response))}):
+        utils.download("http://example.com/f.bin", path=str(tmp_path), overwrite=True)
+    assert (tmp_path / "f.bin").read_bytes() == b"new"
 
 
 def test_model_zoo_pretrained_reads_a_local_file_only(tmp_path):

@@ -1,4 +1,4 @@
-"""gluon.utils: splitting batches, global-norm clipping, sha1 checks, no downloads."""
+"""gluon.utils: splitting batches, global-norm clipping, sha1 checks (downloads: test_gluon_download.py)."""
 import hashlib
 import warnings
 
@@ -41,17 +41,11 @@ def test_clip_global_norm_scales_in_place():
     assert "nan or inf" in str(w[0].message)
 
 
-def test_check_sha1_and_download_refuses_without_the_file(tmp_path):
+def test_check_sha1(tmp_path):
     f = tmp_path / "blob.bin"
     f.write_bytes(b"jbind")
     assert utils.check_sha1(str(f), hashlib.sha1(b"jbind").hexdigest())
     assert not utils.check_sha1(str(f), "0" * 40)
-    assert utils.download("http://example.com/blob.bin", path=str(tmp_path)) == str(f)
-    with pytest.raises(mx.MXNetError, match="does not download"):
-        utils.download("http://example.com/other.bin", path=str(tmp_path))
-    with pytest.raises(mx.MXNetError, match="sha1"):
-        utils.download("http://example.com/blob.bin", path=str(tmp_path), sha1_hash="0" * 40)
-
 
 
 def test_clip_global_norm_reaches_parameter_gradients():

@@ -159,3 +159,33 @@ def test_rnn_checkpoints_save_unpacked_and_load_packed(tmp_path):
     sym, arg, aux = mx.rnn.load_rnn_checkpoint(cell, prefix, 1)
     assert sym.list_arguments() == out.list_arguments() and aux == {}
     np.testing.assert_array_equal(arg["c_parameters"].asnumpy(), flat.asnumpy())
+
+
+def _primitives(jaxpr, counts=None):
+    """How often each primitive occurs in a jaxpr, scan and other sub-jaxprs included."""
+    import collections
+    from jax.extend.core import jaxprs_in_params
+    counts = collections.Counter() if counts is None else counts
+    for eqn in jaxpr.eqns:
+        counts[eqn.primitive.name] += 1
+        for sub in jaxprs_in_params(eqn.params):
+            _primitives(sub, counts)
+    return counts
+
+
+@pytest.mark.parametrize("mode,proj", [("lstm", None), ("lstm", 2), ("gru", None), ("rnn_tanh", None)])
+def test_rnn_gradient_of_the_packed_parameters_is_one_concatenate(mode, proj):
+    """The packed vector (and the states, the gates, the directions' outputs) is cut by
+    one split, so its gradient is one concatenate: no per-piece pad to the full size and
+    sum, which grows the backward program with layers x directions."""
+    import jax
+    import jax.numpy as jnp
+    op = mx.ops.rnn_op.RNN(state_size=3, num_layers=3, mode=mode, bidirectional=True, projection_size=proj)
+    size = mx.ops.rnn_op.param_size(mode, 3, True, 4, 3, proj)
+    states = [jnp.zeros((6, 2, proj or 3))] + ([jnp.zeros((6, 2, 3))] if mode == "lstm" else [])
+
+    def loss(flat, data, states):
+        return op.lower([data, flat, *states], [], False, None)[0][0].sum()
+    jaxpr = jax.make_jaxpr(jax.grad(loss, argnums=(0, 1, 2)))(jnp.ones(size), jnp.ones((5, 2, 4)), states).jaxpr
+    counts = _primitives(jaxpr)
+    assert counts["pad"] == 0 and counts["split"] >= 1, counts

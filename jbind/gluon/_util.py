@@ -107,6 +107,13 @@ class HookHandle:
         if hooks is not None and self._id in hooks:
             del hooks[self._id]
 
+    def __getstate__(self):  # a weak reference does not pickle: the dict itself does
+        return (self._hooks_dict_ref() if self._hooks_dict_ref is not None else None, self._id)
+
+    def __setstate__(self, state):
+        hooks, self._id = state
+        self._hooks_dict_ref = weakref.ref(OrderedDict() if hooks is None else hooks)
+
     def __enter__(self):
         return self
 
@@ -114,11 +121,27 @@ class HookHandle:
         self.detach()
 
 
+def shape_complete(shape) -> bool:
+    """True when `shape` has no 0 or -1 dimension: how Parameters mark an unknown one,
+    whatever `mx.util.np_shape` says (jbind's inference marks unknown dimensions with 0)."""
+    return shape is not None and all(int(d) > 0 for d in shape)
+
+
 def shape_is_known(shape) -> bool:
-    """True when `shape` has no unknown (0 or -1) dimension."""
+    """True when `shape` has no unknown dimension: 0 marks one (and `()` is unknown), or
+    under `mx.util.np_shape` -1 does (and `()` is a scalar). A smaller dimension is an
+    assertion error, as in MXNet."""
+    from ..util import is_np_shape
     if shape is None:
         return False
-    return all(int(d) > 0 for d in shape)
+    unknown = -1 if is_np_shape() else 0
+    if len(shape) == 0:
+        return unknown == -1
+    for d in shape:
+        if d == unknown:
+            return False
+        check(d > unknown, f"shape dimension size cannot be less than {unknown}, while received {d}")
+    return True
 
 
 def leaves(data):

@@ -16,7 +16,7 @@ from .. import ndarray as nd
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
 from ..ndarray.ndarray import NDArray
-from ._util import GluonTypeError, GluonValueError, check, shape_is_known
+from ._util import GluonTypeError, GluonValueError, check, shape_complete
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "tensor_types"]
 
@@ -252,7 +252,7 @@ class Parameter:
             ctx = [ctx]
         if init is None:
             init = default_init if self.init is None else self.init
-        if not shape_is_known(self.shape):
+        if not shape_complete(self.shape):
             if self._allow_deferred_init:
                 self._deferred_init = (init, ctx, default_init, None)
                 return
@@ -266,7 +266,7 @@ class Parameter:
             return
         init, ctx, default_init, data = self._deferred_init
         self._deferred_init = ()
-        check(shape_is_known(self.shape), f"Cannot initialize Parameter '{self.name}' because it has invalid "
+        check(shape_complete(self.shape), f"Cannot initialize Parameter '{self.name}' because it has invalid "
               f"shape: {self.shape!s}. Please specify in_units, in_channels, etc for `Block`s.")
         if data is None:
             data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu(), stype=self._stype)

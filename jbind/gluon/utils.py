@@ -1,13 +1,7 @@
-"""`mx.gluon.utils`: splitting batches over contexts, global-norm clipping, file checks.
-
-Difference from MXNet: `download` never reaches the network (jbind runs where there is
-none); it raises MXNetError naming the URL, unless the file is already there and (when
-`sha1_hash` is given) matches.
-"""
+"""`mx.gluon.utils`: splitting batches over contexts, global-norm clipping, downloads
+(see `_download` for how they are written and how they differ from MXNet's)."""
 from __future__ import annotations
 
-import hashlib
-import os
 import warnings
 
 import jax
@@ -16,10 +10,11 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..base import MXNetError
+from ._download import _get_repo_file_url, _get_repo_url, check_sha1, download, replace_file  # noqa: F401
 from ._util import HookHandle, brief_print_list as _brief_print_list, indent as _indent, shape_is_known  # noqa: F401
 
-__all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download", "HookHandle",
-           "shape_is_known"]
+__all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download", "replace_file",
+           "HookHandle", "shape_is_known"]
 
 
 def split_data(data, num_slice: int, batch_axis: int = 0, even_split: bool = True) -> list:
@@ -93,27 +88,3 @@ def _clip_fused(arrays, max_norm):
     total = jnp.sqrt(sum(jnp.vdot(a.ravel(), a.ravel()).astype(jnp.float32) for a in arrays)).reshape(1)
     scale = jnp.minimum(max_norm / (total + 1e-8), 1.0)
     return [(a * scale.astype(a.dtype)).astype(a.dtype) for a in arrays], total
-
-
-def check_sha1(filename: str, sha1_hash: str) -> bool:
-    """True when the SHA-1 of the file's bytes is `sha1_hash` (hex digits)."""
-    sha1 = hashlib.sha1()
-    with open(filename, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            sha1.update(chunk)
-    return sha1.hexdigest() == sha1_hash
-
-
-def download(url: str, path=None, overwrite: bool = False, sha1_hash=None, retries: int = 5,
-             verify_ssl: bool = True) -> str:
-    """The local file for `url` if it is already at `path` (and matches `sha1_hash`);
-    otherwise MXNetError, since jbind does not download."""
-    fname = url.split("/")[-1] if path is None else (
-        os.path.join(path, url.split("/")[-1]) if os.path.isdir(os.path.expanduser(path)) else path)
-    fname = os.path.expanduser(fname)
-    if not overwrite and os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash)):
-        return fname
-    why = "is absent" if not os.path.exists(fname) else (
-        "is to be overwritten" if overwrite else "does not match sha1 " + str(sha1_hash))
-    raise MXNetError(f"download({url!r}): jbind does not download files; {fname!r} {why}. "
-                     "Fetch the file elsewhere and place it there")

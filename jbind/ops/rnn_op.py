@@ -132,7 +132,7 @@ class RNN(Op):
     def _cell(self, wh, bh, wr):
         """The step over both directions at once: carry (D, N, H) (h, or r = h @ wr.T of width P
         with a projection), x_proj (D, N, gates*H)."""
-        mode, h = self.mode, self.state_size
+        mode = self.mode
         lo, hi = self.lstm_state_clip_min, self.lstm_state_clip_max
 
         def step(carry, x_proj):
@@ -140,7 +140,7 @@ class RNN(Op):
             hh = jnp.einsum("dnh,dgh->dng", hprev, wh) + bh[:, None, :]
             if mode == "lstm":
                 gates = x_proj + hh
-                i, f, c, o = (gates[..., k * h:(k + 1) * h] for k in range(4))
+                i, f, c, o = jnp.split(gates, 4, axis=-1)  # a split's gradient is one concatenate
                 cell = jax.nn.sigmoid(f) * carry[1] + jax.nn.sigmoid(i) * jnp.tanh(c)
                 if lo is not None:
                     cell = jnp.fmin(jnp.fmax(cell, lo), hi) if self.lstm_state_clip_nan else \
@@ -150,9 +150,11 @@ class RNN(Op):
                     new = jnp.einsum("dnh,dph->dnp", new, wr)
                 return (new, cell), new
             if mode == "gru":
-                r = jax.nn.sigmoid(x_proj[..., :h] + hh[..., :h])
-                z = jax.nn.sigmoid(x_proj[..., h:2 * h] + hh[..., h:2 * h])
-                n = jnp.tanh(x_proj[..., 2 * h:] + r * hh[..., 2 * h:])
+                xr, xz, xn = jnp.split(x_proj, 3, axis=-1)
+                hr, hz, hn = jnp.split(hh, 3, axis=-1)
+                r = jax.nn.sigmoid(xr + hr)
+                z = jax.nn.sigmoid(xz + hz)
+                n = jnp.tanh(xn + r * hn)
                 new = (1 - z) * n + z * hprev
                 return (new,), new
             pre = x_proj + hh
@@ -174,9 +176,10 @@ class RNN(Op):
         weights = self._unpack(flat, data.shape[2])
         d = self._dirs
         x, finals = data, [[] for _ in init]
+        starts = [jnp.split(s, self.num_layers) for s in init]  # (D, N, width) per layer: one split, not slices
         for layer in range(self.num_layers):
             mine = weights[layer * d:(layer + 1) * d]
-            start = tuple(s[layer * d:(layer + 1) * d] for s in init)
+            start = tuple(s[layer] for s in starts)
             if self._written_out(mine[0][4]):  # each direction its own loop, the backward written out
                 carry, x = _directions(self.mode, x, mine, start)
             else:
@@ -185,7 +188,8 @@ class RNN(Op):
                 seq = jnp.stack([x, jnp.flip(x, 0)][:d], axis=1)                      # (T, D, N, in)
                 proj = jnp.einsum("tdni,dgi->tdng", seq, wi) + bi[None, :, None, :]  # (T, D, N, gates*H)
                 carry, ys = lax.scan(self._cell(wh, bh, wr), start, proj)         # ys (T, D, N, H or P)
-                x = ys[:, 0] if d == 1 else jnp.concatenate([ys[:, 0], jnp.flip(ys[:, 1], 0)], axis=-1)
+                dirs = jnp.unstack(ys, axis=1)
+                x = dirs[0] if d == 1 else jnp.concatenate([dirs[0], jnp.flip(dirs[1], 0)], axis=-1)
             for f, c in zip(finals, carry):
                 f.append(c)
             if is_train and self.p > 0 and layer < self.num_layers - 1:
@@ -203,14 +207,15 @@ def _directions(mode, x, weights, start):
     ((D, N, H) h[, c]) -> ((h_T[, c_T]) each (D, N, H), the outputs (T, N, D * H))."""
     steps, batch, width = x.shape
     outs, finals = [], [[] for _ in start]
+    states = [jnp.unstack(s) for s in start]  # per direction (an unstack's gradient is one stack)
     for k, (wi, wh, bi, bh, _) in enumerate(weights):
         seq = x if k == 0 else jnp.flip(x, 0)
         if mode == "lstm":
             proj = (seq.reshape(steps * batch, width) @ wi.T + (bi + bh)).reshape(steps, batch, -1)
-            ys, *last = lstm_layer(proj, start[0][k], start[1][k], wh)
+            ys, *last = lstm_layer(proj, states[0][k], states[1][k], wh)
         else:
             proj = (seq.reshape(steps * batch, width) @ wi.T + bi).reshape(steps, batch, -1)
-            ys, *last = gru_layer(proj, start[0][k], wh, bh)
+            ys, *last = gru_layer(proj, states[0][k], wh, bh)
         outs.append(ys if k == 0 else jnp.flip(ys, 0))
         for f, v in zip(finals, last):
             f.append(v)
