@@ -233,3 +233,23 @@ def test_blocks_in_a_plain_list_warn_that_they_are_not_collected():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(B(True).collect_params()) == 2
+
+
+def test_a_hook_registered_twice_runs_once_and_either_handle_detaches_it():
+    """MXNet keys hooks by the hook object (id): registering it again replaces the entry."""
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    calls = []
+    hook = lambda block, inputs, outputs: calls.append(1)  # noqa: E731
+    h1 = net.register_forward_hook(hook)
+    h2 = net.register_forward_hook(hook)
+    net(mx.nd.ones((1, 3)))
+    assert len(calls) == 1
+    h1.detach()
+    net(mx.nd.ones((1, 3)))
+    assert len(calls) == 1   # gone for both handles
+    h2.detach()              # detaching again is harmless
+    other = net.register_forward_hook(lambda *a: calls.append(2))
+    net(mx.nd.ones((1, 3)))
+    assert calls == [1, 2]
+    other.detach()

@@ -1,7 +1,6 @@
 """Gluon's private helpers: nested-argument flattening, hook handles, error classes."""
 from __future__ import annotations
 
-import itertools
 import warnings
 import weakref
 from collections import OrderedDict
@@ -87,9 +86,9 @@ def brief_print_list(lst, limit: int = 7) -> str:
 
 class HookHandle:
     """Returned by `register_forward_hook` / `register_forward_pre_hook`; `detach()` removes
-    the hook. Usable as a context manager that detaches on exit."""
-
-    _ids = itertools.count()
+    the hook. Usable as a context manager that detaches on exit. Hooks are keyed by the
+    hook object, as MXNet's: one hook registered twice runs once, and either handle
+    detaches it."""
 
     def __init__(self):
         self._hooks_dict_ref = None
@@ -98,7 +97,7 @@ class HookHandle:
     def attach(self, hooks_dict: OrderedDict, hook) -> None:
         if self._hooks_dict_ref is not None:
             raise GluonAssertionError("The same handle cannot be attached twice.")
-        self._id = next(self._ids)
+        self._id = id(hook)
         hooks_dict[self._id] = hook
         self._hooks_dict_ref = weakref.ref(hooks_dict)
 
