@@ -821,3 +821,16 @@ def test_checkpoint_handler_removes_old_checkpoints_by_exact_name(tmp_path):
     h._save_params_and_trainer(est, "m-epoch0batch2")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m-epoch0batch10.params", "m-epoch0batch2.params",
                                                           "m-epoch0batch2.states"]
+
+
+def test_bind_with_an_unknown_name_and_a_misshaped_head_gradient_are_errors():
+    """MXNet 1.9.1 ignores an args dict entry the graph lacks and takes a head gradient of
+    another shape; jbind names both (an array for a missing input is usually a typo)."""
+    x = mx.sym.var("x")
+    y = x * 2
+    with pytest.raises(mx.base.MXNetError, match=r"unknown inputs \['v2'\]"):
+        y.bind(mx.cpu(), {"x": mx.nd.ones((2, 3)), "v2": mx.nd.ones(2)})
+    exe = y.bind(mx.cpu(), {"x": mx.nd.ones((2, 3)), "v2": None}, args_grad={"x": mx.nd.zeros((2, 3))})
+    exe.forward(is_train=True)
+    with pytest.raises(mx.base.MXNetError, match=r"head gradient .* has shape \(3, 2\), output has \(2, 3\)"):
+        exe.backward([mx.nd.ones((3, 2))])
