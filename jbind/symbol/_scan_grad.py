@@ -74,12 +74,14 @@ def scan(step, fcs, invs, shared, init, xs, n):
     explicit = [e for e in entries if e not in only_fc or e in shared]
     order = [p for p, _, _ in fcs]
 
-    def fc_closures(vals, probes):
-        out = {}
-        for j, (p, w, b) in enumerate(fcs):
-            wv, bv = vals[w], (vals[b] if b is not None else None)
+    def fc_weights(vals):
+        """(weight, its transpose, bias) of each hoisted FC: made outside the loop."""
+        return [(vals[w], vals[w].T, vals[b] if b is not None else None) for _, w, b in fcs]
 
-            def apply(x, wv=wv, wt=wv.T, bv=bv, j=j):
+    def fc_closures(weights, probes):
+        out = {}
+        for j, ((p, _, _), (wv, wt, bv)) in enumerate(zip(fcs, weights)):
+            def apply(x, wv=wv, wt=wt, bv=bv, j=j):
                 y = _dot_nn(x.reshape(x.shape[0], -1), wt, wv)
                 y = y if bv is None else y + bv
                 return y if probes is None else y + probes[j]
@@ -89,7 +91,7 @@ def scan(step, fcs, invs, shared, init, xs, n):
     @jax.custom_vjp
     def run(inv_vals, init, xs):
         vals = dict(zip(entries, inv_vals))
-        fc = fc_closures(vals, None)
+        fc = fc_closures(fc_weights(vals), None)
 
         def body(carry, sl):
             c, ys, _ = step(carry, sl, vals, fc)
@@ -101,16 +103,17 @@ def scan(step, fcs, invs, shared, init, xs, n):
 
         def probed(zs, init, xs, other):
             local = {**vals, **dict(zip(explicit, other))}
-            fixed = {**local, **{e: lax.stop_gradient(vals[e]) for e in only_fc}}
+            weights = fc_weights({**local, **{e: lax.stop_gradient(vals[e]) for e in only_fc}})
 
             def body(carry, sl):
                 sl, z = sl
-                c, ys, xin = step(carry, sl, local, fc_closures(fixed, z))
+                c, ys, xin = step(carry, sl, local, fc_closures(weights, z))
                 return c, (ys, tuple(lax.stop_gradient(xin[p]) for p in order))
             final, (ys, xin) = lax.scan(body, init, (xs, zs), length=n)
             return (final, ys), xin
 
-        zs = tuple(jnp.zeros(s.shape, s.dtype) for s in _probe_shapes(step, fcs, vals, init, xs, n, fc_closures))
+        fc = fc_closures(fc_weights(vals), None)
+        zs = tuple(jnp.zeros(s.shape, s.dtype) for s in _probe_shapes(step, fcs, vals, init, xs, n, fc))
         out, pullback, xin = jax.vjp(probed, zs, init, xs, tuple(vals[e] for e in explicit), has_aux=True)
         return out, (pullback, xin)
 
@@ -132,10 +135,10 @@ def scan(step, fcs, invs, shared, init, xs, n):
     return run(tuple(invs[e] for e in entries), init, xs)
 
 
-def _probe_shapes(step, fcs, vals, init, xs, n, fc_closures):
+def _probe_shapes(step, fcs, vals, init, xs, n, fc):
     """Each hoisted FC's output shape stacked over the steps (from one abstract step)."""
     def one(init, xs):
-        _, _, xin = step(init, jax.tree_util.tree_map(lambda a: a[0], xs), vals, fc_closures(vals, None))
+        _, _, xin = step(init, jax.tree_util.tree_map(lambda a: a[0], xs), vals, fc)
         return [xin[p] for p, _, _ in fcs]
     xin = jax.eval_shape(one, init, xs)
     return [jax.ShapeDtypeStruct((n, x.shape[0], vals[w].shape[0]), jnp.result_type(x.dtype, vals[w].dtype))
